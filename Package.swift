@@ -1,0 +1,47 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "rtcshare",
+    products: [
+        .library(name: "RTCShareCore", targets: ["RTCShareCore"]),
+        .library(name: "CCore", targets: ["CCore"]),
+        .executable(name: "rtcshare", targets: ["rtcshare"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // The C core: capped arena, pools, frames, rings, pixel and sample transforms. libc only.
+        .target(
+            name: "CCore",
+            path: "CCore",
+            exclude: ["tests"],
+            sources: ["src"],
+            publicHeadersPath: "include",
+            cSettings: [.define("_GNU_SOURCE")]
+        ),
+
+        // System libraries, found through pkg-config; the providers name the Debian packages.
+        .systemLibrary(name: "CVPX", path: "Sources/CVPX", pkgConfig: "vpx",
+                       providers: [.apt(["libvpx-dev"])]),
+        .systemLibrary(name: "COpus", path: "Sources/COpus", pkgConfig: "opus",
+                       providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(name: "CSRTP", path: "Sources/CSRTP", pkgConfig: "libsrtp2",
+                       providers: [.apt(["libsrtp2-dev"])]),
+
+        // Swift face of CCore: owned pools and slots as values, pixels borrowed inside closures.
+        .target(name: "RTCShareCore", dependencies: ["CCore"]),
+
+        // The command-line tool, a thin layer over the library.
+        .executableTarget(
+            name: "rtcshare",
+            dependencies: [
+                "RTCShareCore", "CVPX", "COpus", "CSRTP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        .testTarget(name: "RTCShareCoreTests", dependencies: ["RTCShareCore"]),
+    ]
+)
