@@ -4,6 +4,7 @@ import PackageDescription
 let package = Package(
     name: "rtcshare",
     products: [
+        .library(name: "RTCShare", targets: ["RTCShare"]),
         .library(name: "RTCShareCore", targets: ["RTCShareCore"]),
         .library(name: "CCore", targets: ["CCore"]),
         .executable(name: "rtcshare", targets: ["rtcshare"]),
@@ -33,15 +34,29 @@ let package = Package(
         // Swift face of CCore: owned pools and slots as values, pixels borrowed inside closures.
         .target(name: "RTCShareCore", dependencies: ["CCore"]),
 
+        // Non-variadic wrappers over libvpx and libopus calls Swift cannot make (macros, varargs).
+        .target(name: "CShims", dependencies: ["CVPX", "COpus"]),
+
+        // Media that needs no OS: test source, Y4M, frame marker, VP8 encoder, IVF writer.
+        .target(name: "RTCShareMedia", dependencies: ["RTCShareCore", "CShims", "CVPX", "COpus"]),
+
+        // The edge: the monotonic clock, threads, file input (later sockets and capture).
+        .target(name: "RTCShareIO", dependencies: ["RTCShareMedia"]),
+
+        // A share: sources, the pipeline run loop, memory planning, lifecycle events.
+        .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "CCore"]),
+
         // The command-line tool, a thin layer over the library.
         .executableTarget(
             name: "rtcshare",
             dependencies: [
-                "RTCShareCore", "CVPX", "COpus", "CSRTP",
+                "RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "CVPX", "COpus", "CSRTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 
         .testTarget(name: "RTCShareCoreTests", dependencies: ["RTCShareCore"]),
+        .testTarget(name: "RTCShareMediaTests",
+                    dependencies: ["RTCShareMedia", "RTCShareCore", "CShims", "CVPX", "COpus"]),
     ]
 )

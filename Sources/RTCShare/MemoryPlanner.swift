@@ -1,0 +1,142 @@
+import CCore
+import RTCShareCore
+import RTCShareMedia
+
+/// Where the memory of a share goes, decided before it starts: `rtcshare plan` prints it, and
+/// start-up refuses a configuration whose total passes the cap (or `--size auto` picks the
+/// largest output that fits), so a share is never killed for memory at minute 40.
+///
+/// Two kinds of figures: what CCore's budget holds is computed exactly from the pool and
+/// scratch sizes; what libraries allocate on their own (libvpx above all) and the runtime are
+/// measured figures, checked by the peak-RSS test.
+public struct MemoryPlan: Sendable, Equatable {
+    /// One line of the plan.
+    public struct Item: Sendable, Equatable {
+        public var name: String
+        public var bytes: Int
+    }
+
+    public var outputSize: PictureSize
+    public var items: [Item]
+    /// Bytes the CCore budget is created with (pools, ring, scratch, audio state).
+    public var budgetBytes: Int
+    /// Whether frames must be converted, turned or scaled (else the source slot goes straight
+    /// to the encoder: no copy).
+    public var needsTransform: Bool
+    public var capBytes: Int
+
+    public var totalBytes: Int { items.reduce(0) { $0 + $1.bytes } }
+    public var fits: Bool { totalBytes <= capBytes }
+
+    /// Source frames: one being captured, two queued, one kept for repeats.
+    public static let sourceSlots = 4
+    public static let ringCapacity = 2
+    /// Encoder input frames: the one last encoded and the one being made.
+    public static let outputSlots = 2
+}
+
+public enum MemoryPlanner {
+    /// Resident memory of the process before any share: Swift runtime, the linked libraries and
+    /// their relocations, stacks. Measured as peak RSS of `rtcshare --build-info`, release build.
+    public static let runtimeBytes = 10 << 20
+    /// libvpx VP8 (1.12, realtime, one thread): measured peak-RSS growth of opening the encoder
+    /// and encoding 100 frames is close to linear in the pixel count.
+    public static func vp8EncoderBytes(_ size: PictureSize) -> Int {
+        // ~35 MiB at 1280x720, ~76 MiB at 1920x1080 (measured here).
+        let perPixel = Double(76 - 35) * 1_048_576 / Double(1920 * 1080 - 1280 * 720)
+        let fixed = 35 * 1_048_576 - perPixel * Double(1280 * 720)
+        return Int(fixed + perPixel * Double(size.pixels))
+    }
+    /// Bookkeeping the budget keeps besides what the items count (block headers, alignment).
+    static let budgetSlackBytes = 256 << 10
+
+    /// The plan for streaming `source` (format and stored size) at `output`.
+    public static func plan(configuration: ShareConfiguration, sourceFormat: PixelFormat,
+                            sourceWidth: Int, sourceHeight: Int, sourceAlwaysUpright: Bool,
+                            output: PictureSize) -> MemoryPlan {
+        let frameBytes = (sourceFormat.bytes(width: sourceWidth, height: sourceHeight) ?? 0) + 128
+        let needsTransform = !(sourceFormat == .i420 && sourceAlwaysUpright
+                               && sourceWidth == output.width && sourceHeight == output.height)
+        var items: [MemoryPlan.Item] = [
+            .init(name: "runtime and libraries", bytes: runtimeBytes),
+            .init(name: "VP8 encoder \(output)", bytes: vp8EncoderBytes(output)),
+            .init(name: "source frames \(MemoryPlan.sourceSlots) x \(sourceWidth)x\(sourceHeight) \(sourceFormat)",
+                  bytes: MemoryPlan.sourceSlots * frameBytes),
+        ]
+        var budget = MemoryPlan.sourceSlots * frameBytes + 4096
+        if needsTransform {
+            let outBytes = (PixelFormat.i420.bytes(width: output.width, height: output.height) ?? 0) + 128
+            let scratch = (try? FrameTransformer.scratchBytes(
+                maxSourceWidth: sourceWidth, maxSourceHeight: sourceHeight,
+                maxOutputWidth: output.width, maxOutputHeight: output.height)) ?? 0
+            items.append(.init(name: "encoder input frames \(MemoryPlan.outputSlots) x \(output)",
+                               bytes: MemoryPlan.outputSlots * outBytes))
+            items.append(.init(name: "transform scratch", bytes: scratch))
+            budget += MemoryPlan.outputSlots * outBytes + scratch
+        }
+        budget += budgetSlackBytes
+        items.append(.init(name: "budget bookkeeping", bytes: budgetSlackBytes))
+        return MemoryPlan(outputSize: output, items: items, budgetBytes: budget,
+                          needsTransform: needsTransform, capBytes: configuration.memoryCapBytes)
+    }
+
+    /// Output sizes tried by `--size auto`, largest first (16:9, then the source's own shape).
+    public static let standardSizes = [
+        PictureSize(width: 1920, height: 1080), PictureSize(width: 1600, height: 900),
+        PictureSize(width: 1280, height: 720), PictureSize(width: 960, height: 540),
+        PictureSize(width: 854, height: 480), PictureSize(width: 640, height: 360),
+        PictureSize(width: 426, height: 240),
+    ]
+}
+
+extension MemoryPlanner {
+    /// The plan for a share of `source`: the output size asked for (laid out as the
+    /// configuration's output orientation says) or, with no size given, the largest standard
+    /// size no bigger than the source that fits the cap. Throws `.doesNotFit` naming the
+    /// largest size that would fit.
+    public static func resolve<S: VideoSource>(_ configuration: ShareConfiguration,
+                                               for source: S) throws(ShareError) -> MemoryPlan {
+        let (uw, uh) = (source.fixedOrientation ?? .up).uprightSize(width: source.frameWidth,
+                                                                     height: source.frameHeight)
+        let sourceIsPortrait = uh > uw
+        func laidOut(_ size: PictureSize) -> PictureSize {
+            let long = max(size.width, size.height), short = min(size.width, size.height)
+            switch configuration.outputOrientation {
+            case .landscape: return PictureSize(width: long, height: short)
+            case .portrait: return PictureSize(width: short, height: long)
+            case .source: return sourceIsPortrait ? PictureSize(width: short, height: long)
+                                                  : PictureSize(width: long, height: short)
+            }
+        }
+        func plan(_ output: PictureSize) -> MemoryPlan {
+            var p = Self.plan(configuration: configuration, sourceFormat: source.format,
+                              sourceWidth: source.frameWidth, sourceHeight: source.frameHeight,
+                              sourceAlwaysUpright: source.fixedOrientation == .up, output: output)
+            if source.budgetBytes > 0 {
+                p.items.append(.init(name: "\(source.name) working memory", bytes: source.budgetBytes))
+                p.budgetBytes += source.budgetBytes
+            }
+            return p
+        }
+        // The source's own size first (no scaling), then the standard sizes below it.
+        let own = laidOut(PictureSize(width: max(uw & ~1, 16), height: max(uh & ~1, 16)))
+        var candidates = [own]
+        for size in standardSizes {
+            let s = laidOut(size)
+            if s.pixels < own.pixels { candidates.append(s) }
+        }
+        let largestFitting = candidates.first { plan($0).fits }
+        if let asked = configuration.outputSize {
+            let p = plan(laidOut(asked))
+            guard p.fits else {
+                let hint = largestFitting.map { "; the largest that fits is \($0) (or use --size auto)" } ?? ""
+                throw .doesNotFit("\(p.outputSize) needs \(p.totalBytes >> 20) MiB, over the \(configuration.memoryCapBytes >> 20) MiB cap\(hint)")
+            }
+            return p
+        }
+        guard let size = largestFitting else {
+            throw .doesNotFit("no output size fits a \(configuration.memoryCapBytes >> 20) MiB cap")
+        }
+        return plan(size)
+    }
+}

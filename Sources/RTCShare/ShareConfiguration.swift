@@ -1,0 +1,57 @@
+import RTCShareMedia
+
+/// What a share sends and how: the settings the CLI and embedders fill in.
+public struct ShareConfiguration: Sendable, Equatable {
+    /// Output (encoded) picture size; `nil` picks the largest that fits the memory cap.
+    public var outputSize: PictureSize?
+    /// Which way the output is laid out when the source's upright shape differs.
+    public var outputOrientation: OutputOrientation = .landscape
+    /// Frames per second sent; the filler repeats the last frame to hold it.
+    public var framesPerSecond = 20
+    /// Frame rate while the screen is static, or nil to always send at `framesPerSecond`.
+    public var idleFramesPerSecond: Int?
+    /// VP8 target bitrate.
+    public var bitrateKbps = 1500
+    /// Stop after this long; nil runs until stopped.
+    public var duration: MediaDuration?
+    /// Write the VP8 stream to this IVF file.
+    public var ivfPath: String?
+    /// Whole-process memory budget.
+    public var memoryCapBytes = 50 << 20
+    /// A live source that delivers nothing for this long is restarted.
+    public var stallThreshold: MediaDuration = .seconds(1)
+
+    public init() {}
+}
+
+/// Width and height in pixels.
+public struct PictureSize: Sendable, Equatable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    /// Parses "WxH" with both sides even and in 16...4096 (VP8 and 4:2:0 chroma want even sides).
+    public init?(parsing text: String) {
+        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]),
+              (16...4096).contains(w), (16...4096).contains(h), w % 2 == 0, h % 2 == 0 else { return nil }
+        self.init(width: w, height: h)
+    }
+
+    public var pixels: Int { width * height }
+    public var description: String { "\(width)x\(height)" }
+}
+
+/// How the output picture is laid out.
+public enum OutputOrientation: String, Sendable, CaseIterable {
+    /// Always wider than tall; a portrait source is shown upright with bars at the sides.
+    case landscape
+    /// Always taller than wide.
+    case portrait
+    /// The shape of the first frame's upright picture.
+    case source
+}

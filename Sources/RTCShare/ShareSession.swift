@@ -1,0 +1,268 @@
+import RTCShareCore
+import RTCShareIO
+import RTCShareMedia
+import Synchronization
+
+/// One share: a source on its capture thread, and on the calling thread the pipeline — pacer
+/// and filler, stall watchdog, the fused transform into encoder input, VP8, and the outputs.
+/// All its memory is reserved before the first frame (the budget, the pools, the encoder); a
+/// configuration that cannot fit is refused up front by the `MemoryPlanner`.
+public final class ShareSession: Sendable {
+    public let configuration: ShareConfiguration
+    private let stopRequested = Atomic<Bool>(false)
+    private let onEvent: @Sendable (ShareEvent) -> Void
+
+    public init(configuration: ShareConfiguration,
+                onEvent: @escaping @Sendable (ShareEvent) -> Void = { _ in }) {
+        self.configuration = configuration
+        self.onEvent = onEvent
+    }
+
+    /// Asks a running share to stop; safe from any thread (a signal handler's thread included).
+    public func stop() { stopRequested.store(true, ordering: .releasing) }
+
+    /// Runs the share until its duration passes, `stop()` is called, or the source ends.
+    /// Returns the counters; throws only for failures before anything was sent (a
+    /// configuration that does not fit, an output that cannot be opened).
+    public func run<S: VideoSource>(source: S, budget: MemoryBudget, plan: MemoryPlan) throws(ShareError) -> ShareStats {
+        let output = plan.outputSize
+        onEvent(.starting(source: source.name, output: output, framesPerSecond: configuration.framesPerSecond))
+
+        // Everything the pipeline holds, reserved now.
+        let sourcePool: FramePool
+        let ring: FrameRing
+        let outputPool: FramePool?
+        let transformer: FrameTransformer?
+        var ivf: IVFWriter? = nil
+        do {
+            sourcePool = try FramePool(budget: budget, format: source.format, maxWidth: source.frameWidth,
+                                       maxHeight: source.frameHeight, count: MemoryPlan.sourceSlots)
+            ring = try FrameRing(pool: sourcePool, capacity: MemoryPlan.ringCapacity, policy: .dropOldest)
+            if plan.needsTransform {
+                outputPool = try FramePool(budget: budget, format: .i420, maxWidth: output.width,
+                                           maxHeight: output.height, count: MemoryPlan.outputSlots)
+                transformer = try FrameTransformer(budget: budget, maxSourceWidth: source.frameWidth,
+                                                   maxSourceHeight: source.frameHeight,
+                                                   maxOutputWidth: output.width, maxOutputHeight: output.height)
+            } else {
+                outputPool = nil
+                transformer = nil
+            }
+        } catch {
+            throw .doesNotFit("reserving frame memory: \(error)")
+        }
+        do {
+            try source.prepare(budget: budget)
+        } catch {
+            throw .source(error.description)
+        }
+        var encoder = try makeEncoder(output)
+        if let path = configuration.ivfPath {
+            do {
+                ivf = try IVFWriter(path: path, width: output.width, height: output.height)
+            } catch {
+                throw .output("\(error)")
+            }
+        }
+
+        // The capture thread.
+        let capture = CaptureLoop()
+        // The source object moves to the capture thread: from here on only that thread calls it
+        // (the pipeline reads its immutable description only).
+        let handOff = UncheckedBox(source)
+        guard let captureThread = WorkerThread.start(name: "rtcshare-capture", {
+            capture.run(handOff.value, pool: sourcePool, ring: ring)
+        }) else {
+            throw .output("cannot start the capture thread")
+        }
+        defer {
+            capture.stop()
+            captureThread.join()
+        }
+
+        var pacer = FramePacerStateMachine(configuration: .init(
+            targetFramesPerSecond: configuration.framesPerSecond,
+            idleFramesPerSecond: configuration.idleFramesPerSecond))
+        let startedAt = MonotonicClock.now()
+        var watchdog = StallWatchdogStateMachine(
+            configuration: .init(stallThreshold: configuration.stallThreshold), startedAt: startedAt)
+        var stats = ShareStats()
+        onEvent(.started)
+
+        // The frame the source delivered last ("kept") and the encoder input made from it.
+        var kept: FrameSlot?
+        var keptGeneration = 0
+        var encoderInput: FrameSlot?
+        var inputGeneration = -1
+        var restartsSeen = 0
+        var reason = FinishReason.stopped
+
+        func encodeKept(at now: MediaTime, forceKeyframe: Bool, isRepeat: Bool) throws(ShareError) {
+            guard kept != nil else { return }
+            if let outputPool, let transformer {
+                if inputGeneration != keptGeneration || encoderInput == nil {
+                    encoderInput = nil  // give its slot back before taking the next
+                    do {
+                        var next = try outputPool.acquire(format: .i420, width: output.width, height: output.height)
+                        try transformer.apply(kept!, into: &next)
+                        encoderInput = consume next
+                    } catch {
+                        throw .pipeline("transform: \(error)")
+                    }
+                    inputGeneration = keptGeneration
+                }
+                encoderInput!.ptsMicroseconds = now.microseconds
+            } else {
+                kept!.ptsMicroseconds = now.microseconds
+            }
+            if forceKeyframe { encoder.requestKeyframe(nowMicroseconds: now.microseconds) }
+            var writeError: MediaError?
+            func encodeSlot(_ slot: borrowing FrameSlot) throws(MediaError) -> Bool {
+                try encoder.encode(slot) { frame in
+                    stats.encodedBytes += UInt64(frame.bytes.count)
+                    if frame.isKeyframe { stats.keyframes += 1 }
+                    if ivf != nil {
+                        do throws(MediaError) {
+                            try ivf!.write(frame: frame.bytes, pts: frame.ptsMicroseconds)
+                        } catch { writeError = error }
+                    }
+                }
+            }
+            let delivered: Bool
+            do {
+                if encoderInput != nil {
+                    delivered = try encodeSlot(encoderInput!)
+                } else {
+                    delivered = try encodeSlot(kept!)
+                }
+            } catch {
+                throw .pipeline("encode: \(error)")
+            }
+            if let writeError { throw .output("\(writeError)") }
+            if delivered {
+                stats.encodedFrames += 1
+                if isRepeat { stats.repeatedFrames += 1 }
+            } else {
+                stats.droppedByEncoder += 1
+            }
+        }
+
+        func handle(_ action: FramePacerStateMachine.Action?, at now: MediaTime) throws(ShareError) {
+            guard let action else { return }
+            switch action {
+            case .encode(let which, _, _, let forceKeyframe, _):
+                try encodeKept(at: now, forceKeyframe: forceKeyframe, isRepeat: which == .repeatLast)
+            case .dropSourceFrame(let why):
+                if why == .tooFast { stats.droppedTooFast += 1 }
+            }
+        }
+
+        func handle(_ action: StallWatchdogStateMachine.Action?) {
+            guard let action else { return }
+            switch action {
+            case .restartSource(let attempt):
+                capture.requestRestart()
+                onEvent(.sourceStalled(restartAttempt: attempt))
+            case .report(.recovered(let after)):
+                onEvent(.sourceRecovered(afterMilliseconds: after.microseconds / 1000))
+            case .report:
+                break
+            }
+        }
+
+        do throws(ShareError) {
+            while true {
+                let now = MonotonicClock.now()
+                if stopRequested.load(ordering: .acquiring) { reason = .stopped; break }
+                if let duration = configuration.duration, now - startedAt >= duration {
+                    reason = .durationReached
+                    break
+                }
+                while let frame = ring.pop() {
+                    stats.sourceFrames += 1
+                    let orientation = frame.orientation
+                    let captureTime = MediaTime(microseconds: frame.ptsMicroseconds)
+                    kept = consume frame
+                    keptGeneration += 1
+                    if source.isLive { handle(watchdog.frameArrived(at: now)) }
+                    let action = pacer.frameArrived(at: now, captureTime: captureTime,
+                                                    orientation: orientation.rawValue, contentChanged: true)
+                    try handle(action, at: now)
+                }
+                if let wake = pacer.nextWakeup, wake <= now { try handle(pacer.tick(at: now), at: now) }
+                if source.isLive {
+                    handle(watchdog.tick(at: now))
+                    let restarts = capture.restarts
+                    if restarts > restartsSeen {
+                        restartsSeen = restarts
+                        handle(watchdog.restartFinished(at: now, succeeded: true))
+                    }
+                }
+                if capture.hasEnded {
+                    if let failure = capture.failure { reason = .failed(failure); break }
+                    if ring.stats.count == 0 { reason = .sourceEnded; break }
+                }
+                // Sleep to the next deadline, but wake at least every 5 ms to pick up frames.
+                var wake = now + .milliseconds(5)
+                if let p = pacer.nextWakeup, p < wake { wake = p }
+                if let w = watchdog.nextWakeup, w < wake { wake = w }
+                MonotonicClock.sleep(until: wake)
+            }
+        } catch {
+            reason = .failed(error.description)
+        }
+
+        capture.stop()
+        encoderInput = nil
+        kept = nil
+        if let file = ivf.take() {
+            do { try file.close() } catch {
+                if case .failed = reason {} else { reason = .failed("\(error)") }
+            }
+        }
+        stats.droppedByRing = ring.stats.droppedOldest
+        stats.sourceRestarts = watchdog.counters.restarts
+        stats.elapsed = MonotonicClock.now() - startedAt
+        onEvent(.finished(reason))
+        if case .failed(let message) = reason { throw .pipeline(message) }
+        return stats
+    }
+}
+
+extension ShareSession {
+    private func makeEncoder(_ output: PictureSize) throws(ShareError) -> VP8Encoder {
+        var config = VP8Encoder.Configuration(width: output.width, height: output.height,
+                                              bitrateKbps: configuration.bitrateKbps)
+        config.frameRate = configuration.framesPerSecond
+        do {
+            return try VP8Encoder(config)
+        } catch {
+            throw .output("VP8 encoder: \(error)")
+        }
+    }
+}
+
+/// Carries a value to another thread when the code guarantees only one thread uses it.
+private struct UncheckedBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
+/// Why a share could not run: one line for the user.
+public enum ShareError: Error, Equatable, CustomStringConvertible {
+    case doesNotFit(String)
+    case output(String)
+    case pipeline(String)
+    case source(String)
+    case invalidConfiguration(String)
+
+    public var description: String {
+        switch self {
+        case .doesNotFit(let m): "does not fit the memory budget: \(m)"
+        case .output(let m): m
+        case .pipeline(let m): m
+        case .source(let m): m
+        case .invalidConfiguration(let m): m
+        }
+    }
+}

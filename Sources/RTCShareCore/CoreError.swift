@@ -1,0 +1,46 @@
+import CCore
+
+/// Why a CCore call failed: the one mapping point from `ccore_status` to Swift.
+public enum CoreError: Error, Equatable, CustomStringConvertible {
+    /// An argument was out of range or inconsistent.
+    case invalidArgument
+    /// The memory budget's hard cap would be exceeded.
+    case budgetExceeded
+    /// Every slot of a pool is in use.
+    case poolExhausted
+    /// A caller-given buffer is smaller than the operation needs.
+    case bufferTooSmall
+    /// The object still has users.
+    case busy
+    /// A status this layer does not know (never expected).
+    case unknown(Int32)
+
+    /// Maps a failing status; returns nil for the two success statuses.
+    init?(status: ccore_status) {
+        switch status {
+        case CCORE_OK, CCORE_DROPPED_OLDEST: return nil
+        case CCORE_ERR_INVALID: self = .invalidArgument
+        case CCORE_ERR_NO_MEMORY: self = .budgetExceeded
+        case CCORE_ERR_EXHAUSTED: self = .poolExhausted
+        case CCORE_ERR_TOO_SMALL: self = .bufferTooSmall
+        case CCORE_ERR_BUSY: self = .busy
+        default: self = .unknown(status.rawValue)
+        }
+    }
+
+    /// Throws the error for a failing status.
+    static func check(_ status: ccore_status) throws(CoreError) {
+        if let error = CoreError(status: status) { throw error }
+    }
+
+    public var description: String {
+        switch self {
+        case .invalidArgument: "invalid argument"
+        case .budgetExceeded: "memory budget exceeded"
+        case .poolExhausted: "pool exhausted"
+        case .bufferTooSmall: "buffer too small"
+        case .busy: "still in use"
+        case .unknown(let raw): "unexpected status \(raw)"
+        }
+    }
+}

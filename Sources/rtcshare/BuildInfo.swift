@@ -1,0 +1,25 @@
+import COpus
+import CSRTP
+import CVPX
+import RTCShareCore
+
+/// What this binary is and what it runs on, for `--version` and `--build-info`.
+enum BuildInfo {
+    static let version = "0.1.0"
+
+    static var versionLine: String { "rtcshare \(version)" }
+
+    static var report: String {
+        let vpx = String(cString: vpx_codec_version_str())
+        let opus = String(cString: opus_get_version_string())
+        let srtp = String(cString: srtp_get_version_string())
+        let cpu = CPUFeatures.current.names.joined(separator: " ")
+        return """
+            rtcshare \(version)
+            libvpx \(vpx)
+            \(opus)
+            \(srtp)
+            pixel kernels: \(cpu.isEmpty ? "scalar" : "scalar \(cpu)")
+            """
+    }
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import RTCShare
+import RTCShareCore
+import RTCShareMedia
+
+/// `rtcshare plan`: where the memory would go, and whether it fits.
+struct PlanCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plan",
+        abstract: "Print the memory budget per component and the largest output size that fits.")
+
+    @OptionGroup var options: ShareOptions
+
+    func run() throws {
+        let configuration = options.configuration
+        do {
+            if options.source == "testsrc" {
+                let asked = configuration.outputSize ?? PictureSize(width: 1920, height: 1080)
+                let source = TestSource(width: asked.width, height: asked.height,
+                                        orientation: Orientation(rawValue: options.simulateOrientation ?? 1) ?? .up)
+                report(source, configuration)
+            } else {
+                let source = try Y4MSource(path: String(options.source.dropFirst("y4m:".count)))
+                report(source, configuration)
+            }
+        } catch {
+            Log(quiet: false).fail("\(error)")
+        }
+    }
+
+    private func report<S: VideoSource>(_ source: S, _ configuration: ShareConfiguration) {
+        var auto = configuration
+        auto.outputSize = nil
+        let largest = try? MemoryPlanner.resolve(auto, for: source)
+        let plan: MemoryPlan
+        do {
+            plan = try MemoryPlanner.resolve(configuration, for: source)
+        } catch {
+            // Show the asked size's plan anyway, then say it does not fit.
+            let asked = configuration.outputSize ?? PictureSize(width: source.frameWidth, height: source.frameHeight)
+            let p = MemoryPlanner.plan(configuration: configuration, sourceFormat: source.format,
+                                       sourceWidth: source.frameWidth, sourceHeight: source.frameHeight,
+                                       sourceAlwaysUpright: source.fixedOrientation == .up, output: asked)
+            print(table(p))
+            print("does not fit: \(error)")
+            return
+        }
+        print(table(plan))
+        if let largest { print("largest output that fits: \(largest.outputSize)") }
+    }
+
+    private func table(_ plan: MemoryPlan) -> String {
+        var lines = ["memory plan for VP8 \(plan.outputSize), cap \(mib(plan.capBytes)):"]
+        for item in plan.items {
+            lines.append("  " + pad(item.name) + mib(item.bytes))
+        }
+        lines.append("  " + pad("total") + mib(plan.totalBytes)
+                     + (plan.fits ? "  fits" : "  DOES NOT FIT"))
+        return lines.joined(separator: "\n")
+    }
+
+    private func pad(_ text: String) -> String {
+        text.count >= 48 ? text + " " : text + String(repeating: " ", count: 48 - text.count)
+    }
+
+    private func mib(_ bytes: Int) -> String {
+        let tenths = (bytes * 10 + (1 << 19)) >> 20
+        return "\(tenths / 10).\(tenths % 10) MiB"
+    }
+}

@@ -1,0 +1,91 @@
+import ArgumentParser
+import RTCShare
+import RTCShareCore
+import RTCShareMedia
+
+/// Options shared by `share` and `plan`: what is sent and within what memory.
+struct ShareOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Picture source: testsrc, y4m:PATH or y4m:- (standard input).",
+                               valueName: "source"))
+    var source = "testsrc"
+
+    @Option(help: ArgumentHelp("Output size WxH (even sides), or auto for the largest that fits the memory cap.",
+                               valueName: "size"))
+    var size = "auto"
+
+    @Option(help: "Frames per second sent (the last frame is repeated to hold it).")
+    var fps = 20
+
+    @Option(name: .customLong("idle-fps"), help: "Frame rate once the screen has been static for a moment (default: no idle mode).")
+    var idleFps: Int?
+
+    @Option(help: "VP8 bitrate in kbit/s.")
+    var bitrate = 1500
+
+    @Option(name: .customLong("mem-cap"), help: ArgumentHelp("Whole-process memory budget, e.g. 50M or 64M.",
+                                                           valueName: "bytes"))
+    var memCap = "50M"
+
+    @Option(name: .customLong("output-orientation"),
+            help: "Output shape: landscape, portrait, or source (the first frame's upright shape).")
+    var outputOrientation = "landscape"
+
+    @Option(name: .customLong("simulate-orientation"),
+            help: "testsrc only: emit pixels turned as a phone would and tagged N (EXIF 1..8).")
+    var simulateOrientation: Int?
+
+    @Option(name: .customLong("testsrc-fps"), help: ArgumentHelp("testsrc only: its capture rate.", visibility: .hidden))
+    var testsrcFps = 30
+
+    func validate() throws {
+        guard (1...60).contains(fps) else { throw ValidationError("--fps must be 1...60, not \(fps)") }
+        if let idleFps, !(1...fps).contains(idleFps) {
+            throw ValidationError("--idle-fps must be 1...\(fps) (at most --fps), not \(idleFps)")
+        }
+        guard (50...20_000).contains(bitrate) else {
+            throw ValidationError("--bitrate must be 50...20000 kbit/s, not \(bitrate)")
+        }
+        guard size == "auto" || PictureSize(parsing: size) != nil else {
+            throw ValidationError("--size must be auto or WxH with even sides in 16...4096, not '\(size)'")
+        }
+        guard Self.parseBytes(memCap) != nil else {
+            throw ValidationError("--mem-cap must be a size such as 50M, 64M or 1G, not '\(memCap)'")
+        }
+        guard OutputOrientation(rawValue: outputOrientation) != nil else {
+            throw ValidationError("--output-orientation must be landscape, portrait or source, not '\(outputOrientation)'")
+        }
+        if let n = simulateOrientation {
+            guard (1...8).contains(n) else { throw ValidationError("--simulate-orientation must be 1...8, not \(n)") }
+            guard source == "testsrc" else { throw ValidationError("--simulate-orientation works with --source testsrc only") }
+        }
+        guard source == "testsrc" || source.hasPrefix("y4m:") else {
+            throw ValidationError("--source must be testsrc, y4m:PATH or y4m:-, not '\(source)'")
+        }
+        guard source != "y4m:" else { throw ValidationError("--source y4m: needs a path (or - for standard input)") }
+    }
+
+    /// "50M", "64MiB", "1G", "52428800" → bytes.
+    static func parseBytes(_ text: String) -> Int? {
+        var digits = Substring(text.uppercased())
+        var unit = 1
+        for (suffix, factor) in [("MIB", 1 << 20), ("GIB", 1 << 30), ("KIB", 1 << 10), ("M", 1 << 20),
+                                 ("G", 1 << 30), ("K", 1 << 10)] where digits.hasSuffix(suffix) {
+            digits = digits.dropLast(suffix.count)
+            unit = factor
+            break
+        }
+        guard let n = Int(digits), n > 0, n <= (1 << 40) / unit else { return nil }
+        return n * unit
+    }
+
+    var configuration: ShareConfiguration {
+        var c = ShareConfiguration()
+        c.outputSize = PictureSize(parsing: size)
+        c.outputOrientation = OutputOrientation(rawValue: outputOrientation) ?? .landscape
+        c.framesPerSecond = fps
+        c.idleFramesPerSecond = idleFps
+        c.bitrateKbps = bitrate
+        c.memoryCapBytes = Self.parseBytes(memCap) ?? (50 << 20)
+        return c
+    }
+}

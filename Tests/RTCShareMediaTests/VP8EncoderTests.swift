@@ -1,0 +1,158 @@
+import RTCShareCore
+import Testing
+
+@testable import RTCShareMedia
+
+@Suite struct VP8EncoderTests {
+    @Test(arguments: [(640, 360, 1000), (1280, 720, 2000)])
+    func decodesBackToTheInputPicture(width: Int, height: Int, kbps: Int) throws {
+        let rig = try EncodeRig(width: width, height: height)
+        var encoder = try VP8Encoder(.init(width: width, height: height, bitrateKbps: kbps))
+        let decoder = try VP8TestDecoder()
+        let output = OutputBuffer(count: encoder.maximumFrameBytes)
+        let flat = rig.screen.flatArea
+        var decoded = 0
+        var worstPSNR = Double.infinity
+        var worstFlat = 0
+
+        for i in 0..<30 {
+            let slot = try rig.frame(i)
+            let info = try encoder.encode(slot, into: output.bytes)
+            if i == 0 { #expect(info?.isKeyframe == true, "the first frame is a keyframe") }
+            guard let info else { continue }
+            #expect(info.ptsMicroseconds == slot.ptsMicroseconds)
+            if i > 0 { #expect(!info.isKeyframe) }
+            try decoder.decode(output.prefix(info.byteCount)) { picture in
+                #expect(picture.width == width && picture.height == height)
+                worstFlat = max(worstFlat, PictureCompare.maxLumaDeviation(
+                    picture, from: SyntheticScreen.background, x: flat.x, y: flat.y))
+                // PSNR at 640x360 only: at 720p it would only cost debug-build time.
+                if width == 640 {
+                    worstPSNR = min(worstPSNR, slot.withPixels { PictureCompare.psnr($0, picture) })
+                }
+            }
+            decoded += 1
+        }
+        #expect(decoded >= 28, "the rate controller should not need to drop easy frames")
+        #expect(worstFlat <= 3, "flat background luma within +-3 of the input")
+        if width == 640 { #expect(worstPSNR > 30, "PSNR \(worstPSNR) dB") }
+        #expect(encoder.stats.framesIn == 30)
+        #expect(encoder.stats.keyframesOut == 1)
+    }
+
+    @Test func requestedKeyframeComesOutAndASecondRequestTooSoonDoesNot() throws {
+        let rig = try EncodeRig(width: 640, height: 360)
+        var config = VP8Encoder.Configuration(width: 640, height: 360, bitrateKbps: 800)
+        config.minimumKeyframeRequestIntervalMicroseconds = 500_000
+        var encoder = try VP8Encoder(config)
+        var keyframes: [Bool] = []
+        var requestedKeyframe: [UInt8] = []
+
+        for i in 0..<10 {
+            // Requests arrive on their own clock (here: seconds 1.0, 1.3 and 1.5).
+            switch i {
+            case 5: #expect(encoder.requestKeyframe(nowMicroseconds: 1_000_000) == .accepted)
+            case 6: #expect(encoder.requestKeyframe(nowMicroseconds: 1_300_000) == .rateLimited)
+            case 7: #expect(encoder.requestKeyframe(nowMicroseconds: 1_500_000) == .accepted)
+            default: break
+            }
+            #expect(encoder.keyframeWillBeForced == (i == 5 || i == 7))
+            let slot = try rig.frame(i)
+            let delivered = try encoder.encode(slot) { frame in
+                keyframes.append(frame.isKeyframe)
+                if i == 5 { requestedKeyframe = Array(frame.bytes) }
+            }
+            #expect(delivered)
+        }
+        #expect(keyframes == [true, false, false, false, false, true, false, true, false, false])
+        #expect(encoder.stats.keyframeRequestsAccepted == 2)
+        #expect(encoder.stats.keyframeRequestsLimited == 1)
+        #expect(encoder.stats.keyframesOut == 3)
+
+        // A decoder that joins at the requested keyframe needs nothing before it.
+        let late = try VP8TestDecoder()
+        try requestedKeyframe.withUnsafeBytes { bytes in
+            try late.decode(bytes) { #expect($0.width == 640 && $0.height == 360) }
+        }
+    }
+
+    @Test func periodicKeyframesCountFromTheLastKeyframe() throws {
+        let rig = try EncodeRig(width: 320, height: 180)
+        var config = VP8Encoder.Configuration(width: 320, height: 180, bitrateKbps: 500)
+        config.periodicKeyframeInterval = 10
+        var encoder = try VP8Encoder(config)
+        var keys: [Int] = []
+        for i in 0..<26 {
+            if i == 14 { encoder.requestKeyframe(nowMicroseconds: 0) }
+            let slot = try rig.frame(i)
+            try encoder.encode(slot) { if $0.isKeyframe { keys.append(i) } }
+        }
+        // 0 (first), 10 (period), 14 (request), 24 (period, restarted at 14).
+        #expect(keys == [0, 10, 14, 24])
+    }
+
+    @Test func bitrateChangeWhileRunningTakesEffect() throws {
+        let rig = try EncodeRig(width: 640, height: 360, busy: true)
+        var encoder = try VP8Encoder(.init(width: 640, height: 360, bitrateKbps: 300))
+
+        // Bits per second over the last 20 of 40 frames at each rate (the first 20 let the
+        // rate controller move); frames it dropped count as zero bytes.
+        func measure(_ frames: Range<Int>, _ encoder: inout VP8Encoder) throws -> Double {
+            var bytes = 0
+            for i in frames {
+                let slot = try rig.frame(i)
+                try encoder.encode(slot) { if i >= frames.lowerBound + 20 { bytes += $0.bytes.count } }
+            }
+            return Double(bytes) * 8 / 1000 * 30 / 20  // kbit/s at 30 fps
+        }
+        let low = try measure(0..<40, &encoder)
+        try encoder.setBitrate(kbps: 1200)
+        #expect(encoder.configuration.bitrateKbps == 1200)
+        let high = try measure(40..<80, &encoder)
+
+        #expect(high > low * 2.5, "low \(low) kbit/s, high \(high) kbit/s")
+        #expect((200...400).contains(low), "\(low) kbit/s for a 300 kbit/s target")
+        #expect((700...1500).contains(high), "\(high) kbit/s for a 1200 kbit/s target")
+    }
+
+    @Test func frameOfAnotherSizeOrFormatIsRefused() throws {
+        let rig = try EncodeRig(width: 320, height: 180)
+        var encoder = try VP8Encoder(.init(width: 640, height: 360, bitrateKbps: 500))
+        let slot = try rig.frame(0)
+        #expect(throws: MediaError.frameMismatch(format: .i420, width: 320, height: 180)) {
+            try encoder.encode(slot) { _ in }
+        }
+        #expect(encoder.stats.framesIn == 0)
+    }
+
+    @Test func outOfRangeConfigurationIsRefusedBeforeLibvpxSeesIt() {
+        var config = VP8Encoder.Configuration(width: 640, height: 360, bitrateKbps: 500)
+        config.cpuUsed = -17
+        #expect(throws: MediaError.self) { _ = try VP8Encoder(config) }
+        #expect(throws: MediaError.self) { _ = try VP8Encoder(.init(width: 0, height: 360, bitrateKbps: 500)) }
+        #expect(throws: MediaError.self) { _ = try VP8Encoder(.init(width: 640, height: 360, bitrateKbps: 0)) }
+    }
+
+    @Test func bufferTooSmallThrowsAndTheNextFrameIsAKeyframe() throws {
+        let rig = try EncodeRig(width: 320, height: 180)
+        var encoder = try VP8Encoder(.init(width: 320, height: 180, bitrateKbps: 500))
+        let tiny = OutputBuffer(count: 16)
+        let big = OutputBuffer(count: encoder.maximumFrameBytes)
+        _ = try encoder.encode(try rig.frame(0), into: big.bytes)
+        #expect(throws: MediaError.self) { _ = try encoder.encode(try rig.frame(1), into: tiny.bytes) }
+        #expect(encoder.keyframeWillBeForced == true)
+        let info = try encoder.encode(try rig.frame(2), into: big.bytes)
+        #expect(info?.isKeyframe == true)
+    }
+
+    @Test func repeatedTimestampsAreAccepted() throws {
+        let rig = try EncodeRig(width: 320, height: 180)
+        var encoder = try VP8Encoder(.init(width: 320, height: 180, bitrateKbps: 500))
+        var pts: [Int64] = []
+        for _ in 0..<3 {
+            let slot = try rig.frame(0)  // same pts every time: a filler repeating a frame
+            try encoder.encode(slot) { pts.append($0.ptsMicroseconds) }
+        }
+        #expect(pts == [0, 0, 0])
+    }
+}
