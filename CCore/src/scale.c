@@ -58,10 +58,17 @@ ccore_scale_kernels ccore_scale_pick_kernels(void) {
         k.vacc = ccore_scale_vacc_avx2;
         k.hgroups = ccore_scale_hgroups_avx2;
     }
+#elif CCORE_ARM64
+    if (ccore_cpu_has(CCORE_CPU_NEON)) {
+        k.vlerp = ccore_scale_vlerp_neon;
+        k.vacc = ccore_scale_vacc_neon;
+        k.hgroups = ccore_scale_hgroups_neon;
+    }
 #endif
     return k;
 }
 
+// AUTO becomes box past a 2x shrink on either axis, bilinear otherwise.
 ccore_scale_filter ccore_scale_resolve(int32_t sw, int32_t sh, int32_t dw, int32_t dh,
                                        ccore_scale_filter filter) {
     if (filter != CCORE_FILTER_AUTO) return filter;
@@ -126,6 +133,8 @@ static inline uint8_t box_div_apply(const box_div *d, uint64_t sum) {
 // ---------------------------------------------------------------------------------------------
 // The row-driven scaler.
 
+// Source columns output columns [xa, xb) read: the box range, or the taps plus the right
+// neighbour of the last one.
 void ccore_scaler_span(int32_t sw, int32_t dw, int hbox, int32_t xa, int32_t xb, int32_t *s0,
                        int32_t *s1) {
     if (hbox) {
@@ -158,6 +167,7 @@ static scaler_layout scaler_layout_of(int32_t cols, int32_t span, int box) {
     return l;
 }
 
+// Bytes of the layout above.
 size_t ccore_scaler_bytes(int32_t cols, int32_t span, int box) {
     return scaler_layout_of(cols, span, box).total;
 }
@@ -188,6 +198,7 @@ static int32_t build_groups(const int32_t *hix, const uint16_t *hw, int32_t cols
     return count;
 }
 
+// Lays out the tables in mem and fills the per-column taps (and their SIMD groups).
 void ccore_scaler_init(ccore_scaler *s, int32_t sw, int32_t sh, int32_t dw, int32_t dh,
                        ccore_scale_filter filter, int32_t xa, int32_t xb, void *mem,
                        const ccore_scale_kernels *k, ccore_scaler_out_fn out, void *out_ctx) {
@@ -236,6 +247,7 @@ static const uint8_t *held_row(const ccore_scaler *s, int32_t row) {
     return NULL;
 }
 
+// Next source row: the box's next row, or whichever bilinear tap is not held yet.
 int32_t ccore_scaler_need(const ccore_scaler *s) {
     if (s->y >= s->dh) return INT32_MAX;
     if (s->vbox) {
@@ -305,6 +317,8 @@ static void finish_from_mid(ccore_scaler *s) {
     }
 }
 
+// Takes a row, then writes every output row whose taps are now all held (box: whose last row
+// this is).
 void ccore_scaler_feed(ccore_scaler *s, int32_t row, const uint8_t *p) {
     int32_t need = ccore_scaler_need(s);
     if (row < need) return;
@@ -398,7 +412,8 @@ static void scale_plane_direct(const uint8_t *src, ptrdiff_t ss, int32_t sw, int
                     for (int32_t r = r0; r < r1; r++) sum += src[(ptrdiff_t)r * ss + c];
                 } else {
                     uint8_t a = src[(ptrdiff_t)r0 * ss + c], v = a;
-                    if (f15) ccore_scale_vlerp_c(&a, &src[(ptrdiff_t)(r0 + 1) * ss + c], &v, 1, f15);
+                    const uint8_t *below = &src[(ptrdiff_t)(r0 + 1) * ss + c];
+                    if (f15) ccore_scale_vlerp_c(&a, below, &v, 1, f15);
                     sum += v;
                 }
             }
@@ -457,12 +472,15 @@ static int planes_overlap(const uint8_t *a, int32_t as, int32_t aw, int32_t ah, 
     return a0 < b1 && b0 < a1;
 }
 
+// A plane side CCore accepts.
 static int side_ok(int32_t v) { return v > 0 && v <= SCALE_MAX_SIDE; }
 
+// One of the three filters.
 static int filter_ok(ccore_scale_filter f) {
     return f == CCORE_FILTER_AUTO || f == CCORE_FILTER_BILINEAR || f == CCORE_FILTER_BOX;
 }
 
+// Checks the arguments, resolves AUTO on this plane's sizes and scales.
 ccore_status ccore_plane_scale(const uint8_t *src, int32_t src_stride, int32_t src_w,
                                int32_t src_h, uint8_t *dst, int32_t dst_stride, int32_t dst_w,
                                int32_t dst_h, ccore_scale_filter filter) {
@@ -477,6 +495,7 @@ ccore_status ccore_plane_scale(const uint8_t *src, int32_t src_stride, int32_t s
     return CCORE_OK;
 }
 
+// Checks both images and scales the three planes with one filter.
 ccore_status ccore_i420_scale(const ccore_image *src, const ccore_image *dst,
                               ccore_scale_filter filter) {
     if (!ccore_image_valid(src) || !ccore_image_valid(dst) || !filter_ok(filter))

@@ -11,8 +11,9 @@
 //                        exactly what pmulhrsw computes), rounded to 8 bits;
 //   horizontal bilinear  (m0 * (2^14 - f14) + m1 * f14 + 2^13) >> 14;
 //   box                  round(sum / count) on exact 32/64-bit sums, one rounding per pixel.
-// The worst error against exact real-valued sampling is thus 0.5 (vertical rounding) + 255/2^15
-// (weight precision) before the final rounding, so outputs are within 1 of a double reference.
+// The worst error against exact real-valued sampling is thus 0.5 (vertical rounding) + about
+// 255/2^14 (both weights' precision) before the final rounding, so every output is within 1 of
+// the rounded double-precision reference.
 //
 // The scaler is driven row by row: the caller asks which source row it needs next
 // (ccore_scaler_need) and hands rows in increasing order (ccore_scaler_feed). Rows arrive by
@@ -69,6 +70,13 @@ void ccore_scale_vlerp_avx2(const uint8_t *r0, const uint8_t *r1, uint8_t *mid, 
                             int f15);
 void ccore_scale_vacc_avx2(const uint8_t *src, uint32_t *acc, int32_t n, int first);
 void ccore_scale_hgroups_avx2(const uint8_t *mid, const ccore_hgroup *groups, int32_t count,
+                              uint8_t *dst);
+#endif
+#if CCORE_ARM64
+void ccore_scale_vlerp_neon(const uint8_t *r0, const uint8_t *r1, uint8_t *mid, int32_t n,
+                            int f15);
+void ccore_scale_vacc_neon(const uint8_t *src, uint32_t *acc, int32_t n, int first);
+void ccore_scale_hgroups_neon(const uint8_t *mid, const ccore_hgroup *groups, int32_t count,
                               uint8_t *dst);
 #endif
 

@@ -62,7 +62,8 @@ CCORE_TARGET_SSSE3 void ccore_scale_hgroups_ssse3(const uint8_t *mid, const ccor
         __m128i half[2];
         for (int h = 0; h < 2; h++) {
             __m128i win = _mm_loadu_si128((const __m128i *)(mid + G->base[h]));
-            __m128i pairs = _mm_shuffle_epi8(win, _mm_loadu_si128((const __m128i *)(G->shuf + 16 * h)));
+            __m128i shuf = _mm_loadu_si128((const __m128i *)(G->shuf + 16 * h));
+            __m128i pairs = _mm_shuffle_epi8(win, shuf);
             __m128i lo = _mm_madd_epi16(_mm_unpacklo_epi8(pairs, zero),
                                         _mm_loadu_si128((const __m128i *)(G->wlo + 8 * h)));
             __m128i hi = _mm_madd_epi16(_mm_unpackhi_epi8(pairs, zero),
@@ -71,7 +72,8 @@ CCORE_TARGET_SSSE3 void ccore_scale_hgroups_ssse3(const uint8_t *mid, const ccor
             hi = _mm_srli_epi32(_mm_add_epi32(hi, round), CCORE_SCALE_HBITS);
             half[h] = _mm_packs_epi32(lo, hi); // outputs 8h .. 8h+7
         }
-        _mm_storeu_si128((__m128i *)(dst + g * CCORE_SCALE_GROUP), _mm_packus_epi16(half[0], half[1]));
+        _mm_storeu_si128((__m128i *)(dst + g * CCORE_SCALE_GROUP),
+                         _mm_packus_epi16(half[0], half[1]));
     }
 }
 #endif

@@ -33,8 +33,10 @@
 // Scratch is aligned internally; this much of it may go to the alignment.
 #define SCRATCH_SLACK CCORE_CACHE_LINE
 
+// Chroma samples for v luma samples.
 static int32_t chroma(int32_t v) { return (v + 1) / 2; }
 
+// Stride of a scratch row of w bytes: whole cache lines.
 static size_t row_stride(int32_t w) { return ccore_align_up((size_t)w, CCORE_CACHE_LINE); }
 
 // Source and output geometry of one call, shared by the size query and the pass.
@@ -44,8 +46,10 @@ typedef struct geometry {
     int scale;            // sizes differ
 } geometry;
 
+// A format the transform reads.
 static int format_ok(ccore_pixel_format f) { return ccore_pixel_format_planes(f) > 0; }
 
+// A side CCore accepts.
 static int side_ok(int32_t v) { return v > 0 && v <= 16384; }
 
 // Fills g from the images' formats and sizes only (planes are not looked at, so the size query
@@ -99,6 +103,7 @@ static scratch_layout scratch_layout_of(const geometry *g) {
     return l;
 }
 
+// The layout's total for these sizes, or 0 if the arguments cannot be transformed.
 size_t ccore_transform_scratch_size(const ccore_image *src, const ccore_image *dst,
                                     int orientation) {
     geometry g;
@@ -171,7 +176,7 @@ static void strips_init(strip_plane sp[3], uint8_t *buf, int32_t width, int32_t 
 // ---------------------------------------------------------------------------------------------
 // Conversion of source rows.
 
-// Converts source rows [y, y + n) (y even) into the I420 rows at y_dst/u_dst/v_dst, with
+// Converts source rows [y, y + n) (y even) into the I420 rows at yd, ud, vd, with
 // the public converters so the bytes equal a whole-frame conversion's.
 static ccore_status convert_rows(const ccore_image *src, int32_t y, int32_t n, uint8_t *yd,
                                  int32_t ys, uint8_t *ud, uint8_t *vd, int32_t cs,
@@ -290,6 +295,7 @@ static int images_overlap(const ccore_image *a, const ccore_image *b) {
     return 0;
 }
 
+// Checks everything, then takes the cheapest path that produces the fused result.
 ccore_status ccore_transform(const ccore_image *src, const ccore_image *dst, int orientation,
                              ccore_scale_filter filter, ccore_color_range range, void *scratch,
                              size_t scratch_len) {

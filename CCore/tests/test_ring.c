@@ -1,7 +1,6 @@
 // SPSC ring: capacity rules, FIFO order, both full policies with exact counts, and two threads
 // passing a million handles without losing or duplicating one.
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -130,13 +129,16 @@ TEST(ringDestroyRefusesWhileEntriesAreQueued) {
     CHECK(ccore_arena_destroy(a) == CCORE_OK);
 }
 
-// Handles per run, and failed tries a waiting side spins through before it sleeps.
-enum { PASS_COUNT = 1000000, PASS_SPINS = 1024 };
+// Handles per run; failed tries a waiting side spins through before it sleeps; how far the
+// DROP_OLDEST producer may run ahead of any sign of life from the consumer.
+enum { PASS_COUNT = 1000000, PASS_SPINS = 1024, PASS_LEAD = 256 };
 
 // Shared state of a two-thread run: the ring, the producer's finish flag, and per-handle marks.
 typedef struct {
     ccore_ring *ring;
+    _Atomic(int) ready;          // start barrier: both threads running before the first push
     _Atomic(int) done;
+    _Atomic(uint64_t) consumed;  // pops so far, published by the consumer for pacing
     uint8_t *received; // written by the consumer only
     uint8_t *evicted;  // written by the producer only
     int out_of_order;  // consumer
@@ -160,9 +162,18 @@ static void pass_backoff(unsigned *spins) {
 #endif
 }
 
+// Holds each thread until both are running, so the run measures them together rather than one
+// finishing before the other starts.
+static void pass_start(pass_state *st) {
+    unsigned spins = 0;
+    atomic_fetch_add(&st->ready, 1);
+    while (atomic_load(&st->ready) < 2) pass_backoff(&spins);
+}
+
 // Producer for REJECT_NEWEST: retries each handle until the ring takes it.
 static void *reject_producer(void *arg) {
     pass_state *st = arg;
+    pass_start(st);
     for (uintptr_t i = 1; i <= PASS_COUNT; i++) {
         unsigned spins = 0;
         while (ccore_ring_push(st->ring, i, NULL) == CCORE_ERR_FULL) pass_backoff(&spins);
@@ -171,11 +182,25 @@ static void *reject_producer(void *arg) {
     return NULL;
 }
 
-// Producer for DROP_OLDEST: never waits; records what it evicted (oldest first, so increasing).
+// Producer for DROP_OLDEST: never waits for room; records what it evicted (oldest first, so
+// increasing). It does wait when it has run PASS_LEAD pushes without seeing the consumer make
+// progress: the point is to have both sides CAS head at the same moments, and a producer racing
+// alone through a million evictions (consumer off its core) would prove nothing.
 static void *drop_producer(void *arg) {
     pass_state *st = arg;
-    uintptr_t last_evicted = 0;
+    uintptr_t last_evicted = 0, progress_at = 0;
+    uint64_t seen = 0;
+    pass_start(st);
     for (uintptr_t i = 1; i <= PASS_COUNT; i++) {
+        uint64_t now = atomic_load_explicit(&st->consumed, memory_order_relaxed);
+        if (now != seen) {
+            seen = now;
+            progress_at = i;
+        } else if (i - progress_at > PASS_LEAD) {
+            unsigned spins = 0;
+            while (atomic_load_explicit(&st->consumed, memory_order_relaxed) == seen) pass_backoff(&spins);
+            progress_at = i;
+        }
         uintptr_t e = 0;
         ccore_status s = ccore_ring_push(st->ring, i, &e);
         if (s == CCORE_DROPPED_OLDEST) {
@@ -194,22 +219,21 @@ static void *drop_producer(void *arg) {
 static void *pass_consumer(void *arg) {
     pass_state *st = arg;
     uintptr_t last = 0, v;
+    uint64_t consumed = 0;
     unsigned spins = 0;
+    pass_start(st);
     for (;;) {
+        // Read before popping: once `done` is seen, every push has happened, so an empty pop
+        // after it means the run is over.
+        int finished = atomic_load(&st->done);
         if (ccore_ring_pop(st->ring, &v) == CCORE_OK) {
             if (v <= last || v > PASS_COUNT || st->received[v - 1]) st->out_of_order = 1;
             else st->received[v - 1] = 1;
             last = v;
+            atomic_store_explicit(&st->consumed, ++consumed, memory_order_relaxed);
             continue;
         }
-        if (atomic_load(&st->done)) {
-            // The producer's last push happened before `done`; one more pop sees it.
-            if (ccore_ring_pop(st->ring, &v) != CCORE_OK) break;
-            if (v <= last || v > PASS_COUNT || st->received[v - 1]) st->out_of_order = 1;
-            else st->received[v - 1] = 1;
-            last = v;
-            continue;
-        }
+        if (finished) break;
         pass_backoff(&spins);
     }
     return NULL;

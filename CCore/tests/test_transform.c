@@ -266,22 +266,26 @@ TEST(transformRefusesBadArgumentsAndShortScratch) {
     size_t need = ccore_transform_scratch_size(&src.im, &dst.im, 1);
     REQUIRE(need > 0);
     uint8_t *scratch = check_guarded_alloc(need);
-    CHECK(ccore_transform(&src.im, &dst.im, 1, CCORE_FILTER_AUTO, CCORE_RANGE_LIMITED, scratch, need) == CCORE_OK);
-    CHECK(ccore_transform(&src.im, &dst.im, 1, CCORE_FILTER_AUTO, CCORE_RANGE_LIMITED, scratch, need - 1) == CCORE_ERR_TOO_SMALL);
-    CHECK(ccore_transform(&src.im, &dst.im, 1, CCORE_FILTER_AUTO, CCORE_RANGE_LIMITED, NULL, need) == CCORE_ERR_TOO_SMALL);
-    CHECK(ccore_transform(&src.im, &dst.im, 0, CCORE_FILTER_AUTO, CCORE_RANGE_LIMITED, scratch, need) == CCORE_ERR_INVALID);
-    CHECK(ccore_transform(&src.im, &dst.im, 9, CCORE_FILTER_AUTO, CCORE_RANGE_LIMITED, scratch, need) == CCORE_ERR_INVALID);
-    CHECK(ccore_transform(&src.im, &nv.im, 1, CCORE_FILTER_AUTO, CCORE_RANGE_LIMITED, scratch, need) == CCORE_ERR_INVALID);
-    CHECK(ccore_transform(&src.im, &dst.im, 1, (ccore_scale_filter)5, CCORE_RANGE_LIMITED, scratch, need) == CCORE_ERR_INVALID);
-    CHECK(ccore_transform(&src.im, &dst.im, 1, CCORE_FILTER_AUTO, (ccore_color_range)2, scratch, need) == CCORE_ERR_INVALID);
-    CHECK(ccore_transform(NULL, &dst.im, 1, CCORE_FILTER_AUTO, CCORE_RANGE_LIMITED, scratch, need) == CCORE_ERR_INVALID);
-    CHECK(ccore_transform(&src.im, &src.im, 1, CCORE_FILTER_AUTO, CCORE_RANGE_LIMITED, scratch, need) == CCORE_ERR_INVALID);
+    const ccore_scale_filter au = CCORE_FILTER_AUTO;
+    const ccore_color_range lim = CCORE_RANGE_LIMITED;
+    CHECK(ccore_transform(&src.im, &dst.im, 1, au, lim, scratch, need) == CCORE_OK);
+    CHECK(ccore_transform(&src.im, &dst.im, 1, au, lim, scratch, need - 1) == CCORE_ERR_TOO_SMALL);
+    CHECK(ccore_transform(&src.im, &dst.im, 1, au, lim, NULL, need) == CCORE_ERR_TOO_SMALL);
+    CHECK(ccore_transform(&src.im, &dst.im, 0, au, lim, scratch, need) == CCORE_ERR_INVALID);
+    CHECK(ccore_transform(&src.im, &dst.im, 9, au, lim, scratch, need) == CCORE_ERR_INVALID);
+    CHECK(ccore_transform(&src.im, &nv.im, 1, au, lim, scratch, need) == CCORE_ERR_INVALID);
+    CHECK(ccore_transform(&src.im, &dst.im, 1, (ccore_scale_filter)5, lim, scratch, need) ==
+          CCORE_ERR_INVALID);
+    CHECK(ccore_transform(&src.im, &dst.im, 1, au, (ccore_color_range)2, scratch, need) ==
+          CCORE_ERR_INVALID);
+    CHECK(ccore_transform(NULL, &dst.im, 1, au, lim, scratch, need) == CCORE_ERR_INVALID);
+    CHECK(ccore_transform(&src.im, &src.im, 1, au, lim, scratch, need) == CCORE_ERR_INVALID);
     ccore_image bad = dst.im;
     bad.plane[1] = NULL;
-    CHECK(ccore_transform(&src.im, &bad, 1, CCORE_FILTER_AUTO, CCORE_RANGE_LIMITED, scratch, need) == CCORE_ERR_INVALID);
+    CHECK(ccore_transform(&src.im, &bad, 1, au, lim, scratch, need) == CCORE_ERR_INVALID);
     ccore_image inside = dst.im; // output overlapping the source
     inside.plane[0] = src.im.plane[0];
-    CHECK(ccore_transform(&src.im, &inside, 1, CCORE_FILTER_AUTO, CCORE_RANGE_LIMITED, scratch, need) == CCORE_ERR_INVALID);
+    CHECK(ccore_transform(&src.im, &inside, 1, au, lim, scratch, need) == CCORE_ERR_INVALID);
     CHECK(ccore_transform_scratch_size(&src.im, &nv.im, 1) == 0);
     CHECK(ccore_transform_scratch_size(&src.im, &dst.im, 0) == 0);
     CHECK(ccore_transform_scratch_size(NULL, &dst.im, 1) == 0);

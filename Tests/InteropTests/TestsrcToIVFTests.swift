@@ -1,0 +1,54 @@
+import Foundation
+import RTCShareMedia
+import Testing
+
+/// `rtcshare --source testsrc --output x.ivf`: what ffmpeg (a decoder nobody here wrote) makes
+/// of the file. The frame marker must read back upright in every decoded frame, whatever
+/// orientation the source simulated.
+@Suite(.serialized) struct TestsrcToIVFTests {
+    static let width = 640, height = 360
+
+    /// Markers of decoded luma frames; nil where a frame's marker does not read.
+    private func markers(_ frames: [Data]) -> [(counter: UInt32, captureMicrosLow: UInt32)?] {
+        frames.map { frame in
+            frame.withUnsafeBytes { raw in
+                FrameMarker.read(luma: raw.bindMemory(to: UInt8.self).baseAddress!, stride: Self.width,
+                                 width: Self.width, rows: Self.height)
+            }
+        }
+    }
+
+    @Test(arguments: 1...8)
+    func everyOrientationComesOutUprightAndInOrder(orientation: Int) throws {
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ivf = dir.appendingPathComponent("x.ivf").path
+        let run = try Tools.run(Tools.rtcshare, [
+            "--source", "testsrc", "--simulate-orientation", "\(orientation)", "--size", "\(Self.width)x\(Self.height)",
+            "--output", ivf, "--duration", "3", "--quiet",
+        ])
+        #expect(run.status == 0, "rtcshare failed: \(run.stderr)")
+
+        let frames = try Tools.decodeLuma(ivf, width: Self.width, height: Self.height)
+        // 3 s at 20 fps, give or take start-up and the last frame interval.
+        #expect(frames.count >= 55 && frames.count <= 62, "decoded \(frames.count) frames")
+        let read = markers(frames)
+        let unreadable = read.indices.filter { read[$0] == nil }
+        #expect(unreadable.isEmpty, "orientation \(orientation): markers unreadable in frames \(unreadable)")
+        let counters = read.compactMap { $0?.counter }
+        #expect(zip(counters, counters.dropFirst()).allSatisfy { $0 <= $1 }, "counters out of order: \(counters)")
+        #expect((counters.last ?? 0) > (counters.first ?? 0))
+    }
+
+    @Test func outputSizeIsTheOneAskedFor() throws {
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ivf = dir.appendingPathComponent("x.ivf").path
+        let run = try Tools.run(Tools.rtcshare, ["--size", "320x180", "--output", ivf, "--duration", "1", "--quiet"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let ffprobe = try #require(Tools.which("ffprobe"))
+        let probe = try Tools.run(ffprobe, ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                            "stream=codec_name,width,height", "-of", "csv=p=0", ivf])
+        #expect(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "vp8,320,180")
+    }
+}
