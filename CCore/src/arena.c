@@ -19,6 +19,7 @@
 // handed-out block, so an overrun past a block or a use after free trips ASan at once. The
 // allocator reads its own chunk words through unchecked accessors for that reason. Arenas laid
 // over caller memory are never poisoned: nothing tells us when the caller takes that memory back.
+
 // MAP_ANONYMOUS is outside strict ISO C / POSIX; ask for it explicitly so the file builds under
 // -std=c11 as well as gnu11 (SwiftPM does not define _GNU_SOURCE).
 #if !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE)
@@ -52,8 +53,8 @@
 #define TAG GRAIN               // bytes in front of every handed-out block
 #define MAX_ALIGN ((size_t)4096)
 
-// The two words at the start of every chunk. For a free chunk `link` is the next free chunk; for
-// a handed-out one its low 32 bits hold the live magic (read through `magic`).
+// The two words at the start of every chunk. For a free chunk `link` is the next free chunk; a
+// handed-out chunk keeps its live magic in `magic`, which overlays part of that word.
 typedef struct chunk {
     size_t size;
     union {

@@ -10,6 +10,7 @@
 #if CCORE_X86
 #include <immintrin.h>
 
+// Chroma split, 32 pairs at a time; rows under 32 pairs go to the SSE2 kernel.
 CCORE_TARGET_AVX2 void ccore_split_uv_avx2(const uint8_t *uv, uint8_t *u, uint8_t *v, int32_t w) {
     if (w < 32) {
         ccore_split_uv_sse2(uv, u, v, w);
@@ -84,6 +85,7 @@ CCORE_TARGET_AVX2 static inline __m256i chroma16(__m256i q0, __m256i q1, __m256i
                                           _mm256_maddubs_epi16(q1, weights)));
 }
 
+// Two BGRA rows, 32 pixels at a time; rows under 32 pixels go to the SSSE3 kernel.
 CCORE_TARGET_AVX2 void ccore_bgra_rows_avx2(const uint8_t *s0, const uint8_t *s1, uint8_t *y0,
                                             uint8_t *y1, uint8_t *u, uint8_t *v, int32_t w,
                                             int full) {

@@ -8,6 +8,7 @@
 #if CCORE_ARM64
 #include <arm_neon.h>
 
+// Chroma split, 32 then 16 pairs at a time; shorter rows go to scalar.
 void ccore_split_uv_neon(const uint8_t *uv, uint8_t *u, uint8_t *v, int32_t w) {
     if (w < 16) {
         ccore_split_uv_c(uv, u, v, w);
@@ -82,6 +83,7 @@ static inline uint8x16_t pair_average(uint8x16_t lo, uint8x16_t hi) {
     return vrhaddq_u8(vuzp1q_u8(lo, hi), vuzp2q_u8(lo, hi));
 }
 
+// Two BGRA rows, 32 pixels at a time; shorter rows go to scalar.
 void ccore_bgra_rows_neon(const uint8_t *s0, const uint8_t *s1, uint8_t *y0, uint8_t *y1,
                           uint8_t *u, uint8_t *v, int32_t w, int full) {
     if (w < 32) {

@@ -15,6 +15,7 @@
 #if CCORE_X86
 #include <immintrin.h>
 
+// Chroma split, 16 pairs at a time; shorter rows go to scalar.
 void ccore_split_uv_sse2(const uint8_t *uv, uint8_t *u, uint8_t *v, int32_t w) {
     if (w < 16) {
         ccore_split_uv_c(uv, u, v, w);
@@ -84,6 +85,7 @@ CCORE_TARGET_SSSE3 static inline __m128i chroma8(__m128i q0, __m128i q1, __m128i
     return round_shift8(_mm_hadd_epi16(_mm_maddubs_epi16(q0, weights), _mm_maddubs_epi16(q1, weights)));
 }
 
+// Two BGRA rows, 16 pixels at a time; shorter rows go to scalar.
 CCORE_TARGET_SSSE3 void ccore_bgra_rows_ssse3(const uint8_t *s0, const uint8_t *s1, uint8_t *y0,
                                               uint8_t *y1, uint8_t *u, uint8_t *v, int32_t w,
                                               int full) {

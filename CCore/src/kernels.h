@@ -43,6 +43,11 @@ typedef void (*ccore_split_uv_fn)(const uint8_t *uv, uint8_t *u, uint8_t *v, int
 typedef void (*ccore_bgra_rows_fn)(const uint8_t *s0, const uint8_t *s1, uint8_t *y0,
                                    uint8_t *y1, uint8_t *u, uint8_t *v, int32_t w, int full);
 
+/// Copies h rows of w bytes (strides may be negative), as one block copy when both planes are
+/// contiguous. `features` is the caller's ccore_cpu_features() snapshot.
+void ccore_copy_plane(const uint8_t *src, ptrdiff_t src_stride, uint8_t *dst,
+                      ptrdiff_t dst_stride, int32_t w, int32_t h, uint32_t features);
+
 // Scalar reference kernels: always built, the definition of correct output.
 void ccore_transpose_c(const uint8_t *src, ptrdiff_t src_stride, uint8_t *dst,
                        ptrdiff_t dst_stride, int32_t w, int32_t h);

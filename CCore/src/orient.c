@@ -9,8 +9,6 @@
 //   8 transpose written last row first                                         (rotate 90 CCW)
 // "Bottom row first" is a pointer to the last row with the stride negated, so the kernels never
 // need to know which tag they serve.
-#include <string.h>
-
 #include "kernels.h"
 
 int ccore_orientation_swaps_axes(int orientation) {
@@ -33,16 +31,18 @@ void ccore_mirror_c(const uint8_t *src, uint8_t *dst, int32_t w) {
     for (int32_t x = 0; x < w; x++) dst[x] = src[w - 1 - x];
 }
 
+// The kernels (and feature snapshot) one public call uses for all its planes.
 typedef struct orient_kernels {
     ccore_transpose_fn transpose;
     ccore_mirror_fn mirror;
+    uint32_t features; // for the plain copies of tags 1 and 4
 } orient_kernels;
 
 // Picks the widest kernels the current feature mask allows; read once per public call so a
 // mask change never switches kernels half-way through an image.
 static orient_kernels pick_kernels(void) {
     uint32_t f = ccore_cpu_features();
-    orient_kernels k = {ccore_transpose_c, ccore_mirror_c};
+    orient_kernels k = {ccore_transpose_c, ccore_mirror_c, f};
 #if CCORE_X86
     if (f & CCORE_CPU_SSE2) {
         k.transpose = ccore_transpose_sse2;
@@ -58,8 +58,6 @@ static orient_kernels pick_kernels(void) {
         k.transpose = ccore_transpose_neon;
         k.mirror = ccore_mirror_neon;
     }
-#else
-    (void)f;
 #endif
     return k;
 }
@@ -76,11 +74,7 @@ static void orient_plane(const orient_kernels *k, const uint8_t *src, ptrdiff_t 
     switch (orientation) {
     case 1:
     case 4:
-        if (ss == ds && ss == w) {
-            memcpy(dst, src, (size_t)w * (size_t)h); // one contiguous block
-            return;
-        }
-        for (int32_t y = 0; y < h; y++) memcpy(dst + y * ds, src + y * ss, (size_t)w);
+        ccore_copy_plane(src, ss, dst, ds, w, h, k->features);
         return;
     case 2:
     case 3:
@@ -107,6 +101,7 @@ static int spans_overlap(const uint8_t *a, int32_t a_stride, int32_t a_row, int3
     return a0 < b1 && b0 < a1;
 }
 
+// Checks the plane and its destination (including overlap), then applies the tag.
 ccore_status ccore_plane_orient(const uint8_t *src, int32_t src_stride, int32_t src_w,
                                 int32_t src_h, uint8_t *dst, int32_t dst_stride,
                                 int orientation) {
@@ -123,6 +118,7 @@ ccore_status ccore_plane_orient(const uint8_t *src, int32_t src_stride, int32_t 
     return CCORE_OK;
 }
 
+// Checks both images, then applies the tag to each plane with the same kernels.
 ccore_status ccore_i420_orient(const ccore_image *src, const ccore_image *dst, int orientation) {
     int swaps = ccore_orientation_swaps_axes(orientation);
     if (swaps < 0 || !ccore_image_valid(src) || !ccore_image_valid(dst)) return CCORE_ERR_INVALID;

@@ -10,6 +10,7 @@
 #if CCORE_X86
 #include <immintrin.h>
 
+// One interleave stage over 16 registers, both 128-bit halves at once (see orient_sse2.c).
 #define STAGE16(r, t)                                                                         \
     do {                                                                                      \
         t##0 = _mm256_unpacklo_epi8(r##0, r##8); t##1 = _mm256_unpackhi_epi8(r##0, r##8);     \
@@ -43,6 +44,7 @@ CCORE_TARGET_AVX2 static inline void tile16x32(const uint8_t *s, ptrdiff_t ss, u
 #undef ST
 }
 
+// Transpose in 16x32 tiles; planes narrower than 32 or shorter than 16 go to the SSE2 kernel.
 CCORE_TARGET_AVX2 void ccore_transpose_avx2(const uint8_t *src, ptrdiff_t src_stride,
                                             uint8_t *dst, ptrdiff_t dst_stride, int32_t w,
                                             int32_t h) {
@@ -70,6 +72,7 @@ CCORE_TARGET_AVX2 static inline __m256i reverse32(__m256i v, __m256i rev) {
     return _mm256_permute4x64_epi64(_mm256_shuffle_epi8(v, rev), _MM_SHUFFLE(1, 0, 3, 2));
 }
 
+// Row mirror, 64 then 32 bytes at a time; rows under 32 bytes go to the SSSE3 kernel.
 CCORE_TARGET_AVX2 void ccore_mirror_avx2(const uint8_t *src, uint8_t *dst, int32_t w) {
     if (w < 32) {
         ccore_mirror_ssse3(src, dst, w);

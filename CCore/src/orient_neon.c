@@ -63,6 +63,7 @@ static inline void tile8x16(const uint8_t *s, ptrdiff_t ss, uint8_t *d, ptrdiff_
 #undef ST
 }
 
+// Transpose in 16x16 tiles (8x16 for planes 8..15 rows tall); smaller planes go to scalar.
 void ccore_transpose_neon(const uint8_t *src, ptrdiff_t src_stride, uint8_t *dst,
                           ptrdiff_t dst_stride, int32_t w, int32_t h) {
     if (w < 16 || h < 8) {
@@ -100,6 +101,7 @@ static inline uint8x16_t reverse16(uint8x16_t v) {
     return vextq_u8(v, v, 8);
 }
 
+// Row mirror, 32 then 16 bytes at a time; shorter rows go to scalar.
 void ccore_mirror_neon(const uint8_t *src, uint8_t *dst, int32_t w) {
     if (w < 16) {
         ccore_mirror_c(src, dst, w);

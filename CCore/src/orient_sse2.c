@@ -67,6 +67,7 @@ static inline void tile8x16(const uint8_t *s, ptrdiff_t ss, uint8_t *d, ptrdiff_
 #undef ST
 }
 
+// Transpose in 16x16 tiles (8x16 for planes 8..15 rows tall); smaller planes go to scalar.
 void ccore_transpose_sse2(const uint8_t *src, ptrdiff_t src_stride, uint8_t *dst,
                           ptrdiff_t dst_stride, int32_t w, int32_t h) {
     if (w < 16 || h < 8) {
@@ -108,6 +109,7 @@ static inline __m128i reverse16_sse2(__m128i v) {
     return _mm_or_si128(_mm_slli_epi16(v, 8), _mm_srli_epi16(v, 8));
 }
 
+// Row mirror with SSE2 shuffles only, 16 bytes at a time; shorter rows go to scalar.
 void ccore_mirror_sse2(const uint8_t *src, uint8_t *dst, int32_t w) {
     if (w < 16) {
         ccore_mirror_c(src, dst, w);
@@ -122,6 +124,7 @@ void ccore_mirror_sse2(const uint8_t *src, uint8_t *dst, int32_t w) {
                          reverse16_sse2(_mm_loadu_si128((const __m128i *)src)));
 }
 
+// Row mirror with one pshufb per 16 bytes; shorter rows go to scalar.
 CCORE_TARGET_SSSE3 void ccore_mirror_ssse3(const uint8_t *src, uint8_t *dst, int32_t w) {
     if (w < 16) {
         ccore_mirror_c(src, dst, w);

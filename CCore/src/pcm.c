@@ -5,12 +5,14 @@
 
 #include "internal.h"
 
+// Swaps the two bytes of each sample.
 void ccore_pcm_s16_byteswap(const uint16_t *src, uint16_t *dst, size_t count) {
     if (!src || !dst) return;
     // Element-wise, so src == dst (in-place) is safe.
     for (size_t i = 0; i < count; i++) dst[i] = (uint16_t)((src[i] >> 8) | (src[i] << 8));
 }
 
+// Reads big-endian byte pairs into native samples.
 void ccore_pcm_s16be_to_native(const uint8_t *src, int16_t *dst, size_t count) {
     if (!src || !dst) return;
     // Assembled from bytes, so it needs no alignment and is right on either host byte order.
@@ -18,6 +20,7 @@ void ccore_pcm_s16be_to_native(const uint8_t *src, int16_t *dst, size_t count) {
         dst[i] = (int16_t)(uint16_t)(((unsigned)src[2 * i] << 8) | src[2 * i + 1]);
 }
 
+// Writes frame i as sample i of each plane in channel order; ignores NULL or no channels.
 void ccore_pcm_s16_interleave(const int16_t *const *planes, int channels, size_t frames,
                               int16_t *dst) {
     if (!planes || !dst || channels <= 0) return;
@@ -42,6 +45,7 @@ void ccore_pcm_s16_interleave(const int16_t *const *planes, int channels, size_t
     }
 }
 
+// Sends sample c of frame i to plane c; ignores NULL or no channels.
 void ccore_pcm_s16_deinterleave(const int16_t *src, int channels, size_t frames,
                                 int16_t *const *planes) {
     if (!src || !planes || channels <= 0) return;

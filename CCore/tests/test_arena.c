@@ -224,6 +224,7 @@ TEST(arenaDestroyRefusesLiveBlocksAndCallerMemory) {
 TEST(arenaPrefaultedCreateHandsOutItsWholeCap) {
     ccore_arena *a;
     CHECK(ccore_arena_create(0, 1, &a) == CCORE_ERR_INVALID);
+    CHECK(ccore_arena_create(SIZE_MAX, 1, &a) == CCORE_ERR_NO_MEMORY && a == NULL);
     REQUIRE(ccore_arena_create(1 << 20, 1, &a) == CCORE_OK);
     ccore_arena_stats s = stats_of(a);
     CHECK(s.cap == 1 << 20);

@@ -310,6 +310,108 @@ TEST(bgraToI420AveragesEachTwoByTwoBlockAndEdgePixelsRepeat) {
     ccore_cpu_set_mask(masks[n_masks - 1]);
 }
 
+// Copies the w x h sub-image of `big` at (x0, y0) (x0, y0 even) into a view of it.
+static ccore_image sub_image(const ccore_image *big, int32_t x0, int32_t y0, int32_t w, int32_t h) {
+    ccore_image v = *big;
+    v.width = w;
+    v.height = h;
+    int bpp = big->format == CCORE_PIXEL_BGRA || big->format == CCORE_PIXEL_BGRX ? 4 : 1;
+    v.plane[0] = big->plane[0] + (size_t)y0 * big->stride[0] + (size_t)x0 * bpp;
+    for (int p = 1; p < 3 && big->plane[p]; p++) {
+        int chroma_bpp = big->format == CCORE_PIXEL_NV12 ? 2 : 1;
+        v.plane[p] = big->plane[p] + (size_t)(y0 / 2) * big->stride[p] + (size_t)(x0 / 2) * chroma_bpp;
+    }
+    return v;
+}
+
+// Whether every byte of `t` outside the view `inner` equals `before` (plane by plane).
+static int only_inside_changed(const timage *t, uint8_t *const before[3], const ccore_image *inner) {
+    int ok = 1;
+    for (int p = 0; p < 3 && t->img.plane[p]; p++) {
+        int32_t iw = p ? (inner->width + 1) / 2 : inner->width, ih = p ? (inner->height + 1) / 2 : inner->height;
+        size_t off = (size_t)(inner->plane[p] - t->img.plane[p]);
+        size_t y0 = off / (size_t)t->img.stride[p], x0 = off % (size_t)t->img.stride[p];
+        for (size_t i = 0; i < t->bytes[p]; i++) {
+            size_t y = i / (size_t)t->img.stride[p], x = i % (size_t)t->img.stride[p];
+            int in = y >= y0 && y < y0 + (size_t)ih && x >= x0 && x < x0 + (size_t)iw;
+            if (!in) ok &= t->img.plane[p][i] == before[p][i];
+        }
+    }
+    return ok;
+}
+
+TEST(conversionsOnAStripMatchTheStandaloneImageAndTouchNothingElse) {
+    check_rng r = {0x73747270ull};
+    uint32_t masks[4];
+    int n_masks = test_masks(masks);
+    for (int i = 0; i < 40; i++) {
+        int32_t bw = check_range(&r, 40, 300), bh = check_range(&r, 20, 120);
+        int32_t x0 = 2 * check_range(&r, 0, 8), y0 = 2 * check_range(&r, 0, 4);
+        int32_t w = check_range(&r, 1, bw - x0 - 4), h = check_range(&r, 1, bh - y0 - 4);
+        for (int kind = 0; kind < 2; kind++) { // 0 = BGRA, 1 = NV12
+            ccore_pixel_format f = kind ? CCORE_PIXEL_NV12 : CCORE_PIXEL_BGRA;
+            timage src, dst, alone, want;
+            REQUIRE(timage_new(&src, &r, f, bw, bh, 0));
+            REQUIRE(timage_new(&dst, &r, CCORE_PIXEL_I420, bw, bh, 0));
+            REQUIRE(timage_new(&alone, &r, f, w, h, 0));
+            REQUIRE(timage_new(&want, &r, CCORE_PIXEL_I420, w, h, 0));
+            ccore_image s = sub_image(&src.img, x0, y0, w, h), d = sub_image(&dst.img, x0, y0, w, h);
+            for (int p = 0; p < 2 && s.plane[p]; p++)
+                for (int32_t y = 0; y < alone.rows[p]; y++)
+                    memcpy(alone.img.plane[p] + (size_t)y * alone.img.stride[p],
+                           s.plane[p] + (size_t)y * s.stride[p], (size_t)alone.row[p]);
+            ccore_cpu_set_mask(0);
+            CHECK((kind ? ccore_nv12_to_i420(&alone.img, &want.img)
+                        : ccore_bgra_to_i420(&alone.img, &want.img, CCORE_RANGE_LIMITED)) == CCORE_OK);
+            uint8_t *before[3];
+            for (int p = 0; p < 3; p++) {
+                before[p] = malloc(dst.bytes[p]);
+                REQUIRE(before[p]);
+                memcpy(before[p], dst.img.plane[p], dst.bytes[p]);
+            }
+            for (int m = 0; m < n_masks; m++) {
+                ccore_cpu_set_mask(masks[m]);
+                CHECK((kind ? ccore_nv12_to_i420(&s, &d)
+                            : ccore_bgra_to_i420(&s, &d, CCORE_RANGE_LIMITED)) == CCORE_OK);
+                timage view = want; // want's sizes, d's pixels and strides
+                view.img = d;
+                CHECK(max_diff(&want, &view) == 0);
+                CHECK(only_inside_changed(&dst, before, &d));
+            }
+            ccore_cpu_set_mask(masks[n_masks - 1]);
+            for (int p = 0; p < 3; p++) free(before[p]);
+            timage_free(&src);
+            timage_free(&dst);
+            timage_free(&alone);
+            timage_free(&want);
+        }
+    }
+}
+
+TEST(nv12ToI420CopiesContiguousLumaAsOneBlock) {
+    // Stride equal to width takes the whole-plane copy; 640x360 is above the block-copy size.
+    check_rng r = {0x626c6f63ull};
+    uint32_t masks[4];
+    int n_masks = test_masks(masks);
+    timage s, want, got;
+    REQUIRE(timage_new(&s, &r, CCORE_PIXEL_NV12, 640, 360, 0));
+    REQUIRE(timage_new(&want, &r, CCORE_PIXEL_I420, 640, 360, 0));
+    REQUIRE(timage_new(&got, &r, CCORE_PIXEL_I420, 640, 360, 0));
+    ccore_cpu_set_mask(0);
+    CHECK(ccore_nv12_to_i420(&s.img, &want.img) == CCORE_OK);
+    CHECK(memcmp(want.img.plane[0], s.img.plane[0], 640 * 360) == 0);
+    for (int m = 1; m < n_masks; m++) {
+        ccore_cpu_set_mask(masks[m]);
+        memset(got.img.plane[0], 0, got.bytes[0]);
+        CHECK(ccore_nv12_to_i420(&s.img, &got.img) == CCORE_OK);
+        CHECK(max_diff(&want, &got) == 0);
+    }
+    ccore_cpu_set_mask(masks[n_masks - 1]);
+    timage_free(&s);
+    timage_free(&want);
+    timage_free(&got);
+}
+
 TEST(convertRejectsInvalidArguments) {
     check_rng r = {11};
     timage bgra, nv12, i420, small;

@@ -115,7 +115,7 @@ TEST(orientationSwapsAxesOnlyForTags5To8) {
 TEST(planeOrientMatchesPixelMappingForEveryTagAndKernel) {
     check_rng r = {0x6f7269656e74ull};
     uint32_t masks[4];
-    int n_masks = test_masks(masks), cases = 17 * 17 + 60;
+    int n_masks = test_masks(masks), cases = 17 * 17 + 200;
     for (int i = 0; i < cases; i++) {
         int32_t w, h;
         pick_size(&r, i, &w, &h);
@@ -371,6 +371,85 @@ TEST(i420OrientMatchesLibyuvBitForBitForEveryTag) {
     }
 }
 #endif
+
+TEST(planeOrientOnAStripTouchesOnlyItsRectangle) {
+    // The fused transform hands in sub-rectangles cut out of larger planes by pointer offsets:
+    // the result must equal the same rectangle copied out on its own, and nothing around the
+    // destination rectangle may change.
+    check_rng r = {0x7374726970ull};
+    uint32_t masks[4];
+    int n_masks = test_masks(masks);
+    for (int i = 0; i < 60; i++) {
+        int32_t bw = check_range(&r, 40, 300), bh = check_range(&r, 40, 200);
+        int32_t w = check_range(&r, 1, bw - 3), h = check_range(&r, 1, bh - 3);
+        int32_t x0 = check_range(&r, 0, bw - w), y0 = check_range(&r, 0, bh - h);
+        plane big = plane_new(&r, bw, bh, 0), alone = plane_new(&r, w, h, 0);
+        REQUIRE(big.p && alone.p);
+        const uint8_t *sub = big.p + (size_t)y0 * big.stride + x0;
+        for (int32_t y = 0; y < h; y++) memcpy(alone.p + (size_t)y * w, sub + (size_t)y * big.stride, (size_t)w);
+        int tag = check_range(&r, 1, 8);
+        int32_t dw = tag >= 5 ? h : w, dh = tag >= 5 ? w : h;
+        // Destination: a rectangle inside a larger plane with a margin on every side.
+        plane out = plane_new(&r, dw + 5, dh + 4, 0), want = plane_new(&r, dw, dh, 0);
+        REQUIRE(out.p && want.p);
+        uint8_t *before = malloc(out.bytes);
+        REQUIRE(before);
+        memcpy(before, out.p, out.bytes);
+        ccore_cpu_set_mask(0);
+        CHECK(ccore_plane_orient(alone.p, w, w, h, want.p, want.stride, tag) == CCORE_OK);
+        uint8_t *dsub = out.p + 2 * (size_t)out.stride + 3;
+        for (int m = 0; m < n_masks; m++) {
+            ccore_cpu_set_mask(masks[m]);
+            memcpy(out.p, before, out.bytes);
+            CHECK(ccore_plane_orient(sub, big.stride, w, h, dsub, out.stride, tag) == CCORE_OK);
+            int inside_ok = 1, outside_ok = 1;
+            for (int32_t y = 0; y < out.h; y++)
+                for (int32_t x = 0; x < out.w; x++) {
+                    size_t at = (size_t)y * out.stride + x;
+                    int in = y >= 2 && y < 2 + dh && x >= 3 && x < 3 + dw;
+                    if (in) inside_ok &= out.p[at] == want.p[(size_t)(y - 2) * want.stride + (x - 3)];
+                    else outside_ok &= out.p[at] == before[at];
+                }
+            CHECK(inside_ok);
+            CHECK(outside_ok);
+        }
+        ccore_cpu_set_mask(masks[n_masks - 1]);
+        free(before);
+        plane_free(&big);
+        plane_free(&alone);
+        plane_free(&out);
+        plane_free(&want);
+    }
+}
+
+TEST(identityAndFlipCopyContiguousPlanes) {
+    // Planes whose stride equals their width are copied as one block (a different code path
+    // from the row-by-row copy); check both tags that copy, at sizes above and below a page.
+    check_rng r = {0x636f7079ull};
+    static const int32_t sizes[][2] = {{1, 1}, {64, 64}, {640, 360}, {1000, 3}, {3, 2000}};
+    uint32_t masks[4];
+    int n_masks = test_masks(masks);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        plane s = plane_new(&r, sizes[i][0], sizes[i][1], 0);
+        plane d = plane_new(&r, sizes[i][0], sizes[i][1], 0);
+        REQUIRE(s.p && d.p);
+        for (int tag = 1; tag <= 4; tag += 3) {
+            for (int m = 0; m < n_masks; m++) {
+                ccore_cpu_set_mask(masks[m]);
+                memset(d.p, 0, d.bytes);
+                CHECK(ccore_plane_orient(s.p, s.stride, s.w, s.h, d.p, d.stride, tag) == CCORE_OK);
+                int bad = 0;
+                for (int32_t y = 0; y < d.h && !bad; y++)
+                    for (int32_t x = 0; x < d.w && !bad; x++)
+                        bad = d.p[(size_t)y * d.stride + x] != reference_pixel(&s, tag, x, y);
+                CHECK(!bad);
+            }
+        }
+        ccore_cpu_set_mask(masks[n_masks - 1]);
+        plane_free(&s);
+        plane_free(&d);
+    }
+}
 
 TEST(orientRejectsInvalidArguments) {
     uint8_t src[64], dst[64];

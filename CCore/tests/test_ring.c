@@ -247,9 +247,9 @@ static void pass_run(pass_state *st, uint32_t capacity, ccore_ring_policy policy
     memset(received_marks, 0, sizeof received_marks);
     memset(evicted_marks, 0, sizeof evicted_marks);
     *st = (pass_state){.received = received_marks, .evicted = evicted_marks};
-    if (ccore_arena_create(1 << 14, 0, arena) != CCORE_OK ||
-        ccore_ring_create(*arena, capacity, policy, &st->ring) != CCORE_OK) {
-        st->ring = NULL;
+    if (ccore_arena_create(1 << 14, 0, arena) != CCORE_OK) return;
+    if (ccore_ring_create(*arena, capacity, policy, &st->ring) != CCORE_OK) {
+        ccore_arena_destroy(*arena);
         return;
     }
     pthread_t prod, cons;

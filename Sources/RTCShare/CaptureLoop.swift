@@ -10,6 +10,7 @@ public final class CaptureLoop: Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let restartRequested = Atomic<Bool>(false)
     private let restartsDone = Atomic<Int>(0)
+    private let heartbeatCount = Atomic<Int>(0)
     /// 0 running, 1 ended (end of file), 2 failed.
     private let endState = Atomic<Int>(0)
     private let failureMessage = Mutex<String?>(nil)
@@ -35,6 +36,8 @@ public final class CaptureLoop: Sendable {
                 switch consume outcome {
                 case .frame(let frame):
                     ring.push(frame)
+                case .unchanged:
+                    heartbeatCount.add(1, ordering: .releasing)
                 case .nothingYet:
                     continue
                 case .ended:
@@ -56,6 +59,8 @@ public final class CaptureLoop: Sendable {
     public func stop() { stopRequested.store(true, ordering: .releasing) }
     public func requestRestart() { restartRequested.store(true, ordering: .releasing) }
     public var restarts: Int { restartsDone.load(ordering: .acquiring) }
+    /// Times the source said "alive, nothing changed".
+    public var heartbeats: Int { heartbeatCount.load(ordering: .acquiring) }
 
     /// Whether the source has no more frames (end of file) or failed.
     public var hasEnded: Bool { endState.load(ordering: .acquiring) != 0 }

@@ -28,8 +28,11 @@ public struct MemoryPlan: Sendable, Equatable {
     public var totalBytes: Int { items.reduce(0) { $0 + $1.bytes } }
     public var fits: Bool { totalBytes <= capBytes }
 
-    /// Source frames: one being captured, two queued, one kept for repeats.
-    public static let sourceSlots = 4
+    /// Source frames: one being captured, one queued, one kept for repeats. The pipeline
+    /// empties the ring every few milliseconds, keeping only the newest, so one queued frame is
+    /// the norm; when all three are out, the source skips a capture (counted by the pool).
+    public static let sourceSlots = 3
+    /// The smallest ring CCore makes; drop-oldest, so the newest frame always gets through.
     public static let ringCapacity = 2
     /// Encoder input frames: the one last encoded and the one being made.
     public static let outputSlots = 2
@@ -37,14 +40,15 @@ public struct MemoryPlan: Sendable, Equatable {
 
 public enum MemoryPlanner {
     /// Resident memory of the process before any share: Swift runtime, the linked libraries and
-    /// their relocations, stacks. Measured as peak RSS of `rtcshare --build-info`, release build.
-    public static let runtimeBytes = 10 << 20
+    /// their relocations, stacks. Measured as peak RSS of `rtcshare build-info`, release build
+    /// with the Swift runtime linked statically (10.5 MiB; 14 MiB with the shared runtime).
+    public static let runtimeBytes = 11 << 20
     /// libvpx VP8 (1.12, realtime, one thread): measured peak-RSS growth of opening the encoder
     /// and encoding 100 frames is close to linear in the pixel count.
     public static func vp8EncoderBytes(_ size: PictureSize) -> Int {
-        // ~35 MiB at 1280x720, ~76 MiB at 1920x1080 (measured here).
-        let perPixel = Double(76 - 35) * 1_048_576 / Double(1920 * 1080 - 1280 * 720)
-        let fixed = 35 * 1_048_576 - perPixel * Double(1280 * 720)
+        // Peak-RSS growth measured here: 33.5 MiB at 1280x720, 72 MiB at 1920x1080.
+        let perPixel = (72.0 - 33.5) * 1_048_576 / Double(1920 * 1080 - 1280 * 720)
+        let fixed = 33.5 * 1_048_576 - perPixel * Double(1280 * 720)
         return Int(fixed + perPixel * Double(size.pixels))
     }
     /// Bookkeeping the budget keeps besides what the items count (block headers, alignment).

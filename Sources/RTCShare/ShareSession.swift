@@ -95,6 +95,7 @@ public final class ShareSession: Sendable {
         var encoderInput: FrameSlot?
         var inputGeneration = -1
         var restartsSeen = 0
+        var heartbeatsSeen = 0
         var reason = FinishReason.stopped
 
         func encodeKept(at now: MediaTime, forceKeyframe: Bool, isRepeat: Bool) throws(ShareError) {
@@ -191,6 +192,11 @@ public final class ShareSession: Sendable {
                 }
                 if let wake = pacer.nextWakeup, wake <= now { try handle(pacer.tick(at: now), at: now) }
                 if source.isLive {
+                    let heartbeats = capture.heartbeats
+                    if heartbeats > heartbeatsSeen {
+                        heartbeatsSeen = heartbeats
+                        handle(watchdog.frameArrived(at: now))
+                    }
                     handle(watchdog.tick(at: now))
                     let restarts = capture.restarts
                     if restarts > restartsSeen {

@@ -22,6 +22,10 @@ public final class TestSource: VideoSource {
     public let orientation: Orientation
     public let activeSeconds: Int64
     public let staticSeconds: Int64
+    /// A simulated capture failure: from `stallAfter` into the run, for `stallFor`, the source
+    /// answers nothing at all (unlike a static screen, which says "unchanged").
+    public let stallAfter: MediaDuration?
+    public let stallFor: MediaDuration
 
     private let pattern: TestPattern
     private let started: MediaTime
@@ -33,7 +37,10 @@ public final class TestSource: VideoSource {
 
     /// A source of `width` x `height` (upright) pictures at `framesPerSecond`.
     public init(width: Int, height: Int, framesPerSecond: Int = 30, orientation: Orientation = .up,
-                activeSeconds: Int64 = 4, staticSeconds: Int64 = 2) {
+                activeSeconds: Int64 = 4, staticSeconds: Int64 = 2, stallAfter: MediaDuration? = nil,
+                stallFor: MediaDuration = .zero) {
+        self.stallAfter = stallAfter
+        self.stallFor = stallFor
         self.width = width
         self.height = height
         self.framesPerSecond = max(framesPerSecond, 1)
@@ -86,13 +93,17 @@ public final class TestSource: VideoSource {
         // Next capture on the fixed grid; if we fell behind, skip to the next future slot.
         let interval = MediaDuration.frameInterval(framesPerSecond: framesPerSecond)
         repeat { nextCapture += interval } while nextCapture <= now
-        guard isActive(elapsed) else { return .nothingYet }
+        if let stallAfter, elapsed >= stallAfter.microseconds,
+           elapsed < stallAfter.microseconds + stallFor.microseconds {
+            return .nothingYet
+        }
+        guard isActive(elapsed) else { return .unchanged }
 
         var frame: FrameSlot
         do {
             frame = try pool.acquire(format: .i420, width: frameWidth, height: frameHeight)
         } catch {
-            return .nothingYet  // every slot is busy downstream: this capture is skipped
+            return .unchanged  // every slot is busy downstream: this capture is skipped (alive)
         }
         let captureMicros = UInt64(now.microseconds)
         if let uprightPool, let turner {

@@ -32,7 +32,10 @@ public protocol VideoSource: AnyObject, SendableMetatype {
 public enum CaptureOutcome: ~Copyable {
     /// A new picture.
     case frame(FrameSlot)
-    /// Nothing new before the deadline (the screen did not change, or it is not time yet).
+    /// The source is alive but the picture has not changed (a static screen delivers no
+    /// frames): the filler repeats the last frame, and the stall watchdog counts it as alive.
+    case unchanged
+    /// Nothing before the deadline: not time yet, or the capture is not answering.
     case nothingYet
     /// The source has no more pictures (end of file).
     case ended

@@ -42,7 +42,8 @@ struct ShareCommand: ParsableCommand {
                 let asked = configuration.outputSize ?? PictureSize(width: 1280, height: 720)
                 let orientation = Orientation(rawValue: options.simulateOrientation ?? 1) ?? .up
                 let source = TestSource(width: asked.width, height: asked.height,
-                                        framesPerSecond: options.testsrcFps, orientation: orientation)
+                                        framesPerSecond: options.testsrcFps, orientation: orientation,
+                                        stallAfter: options.stall?.after, stallFor: options.stall?.duration ?? .zero)
                 try runShare(source, configuration, log)
             } else {
                 let path = String(options.source.dropFirst("y4m:".count))

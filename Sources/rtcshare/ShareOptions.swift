@@ -37,7 +37,22 @@ struct ShareOptions: ParsableArguments {
     @Option(name: .customLong("testsrc-fps"), help: ArgumentHelp("testsrc only: its capture rate.", visibility: .hidden))
     var testsrcFps = 30
 
+    @Option(name: .customLong("testsrc-stall"),
+            help: ArgumentHelp("testsrc only: simulate a capture stall, AFTER:FOR seconds.", visibility: .hidden))
+    var testsrcStall: String?
+
+    /// The parsed --testsrc-stall.
+    var stall: (after: MediaDuration, duration: MediaDuration)? {
+        guard let text = testsrcStall else { return nil }
+        let parts = text.split(separator: ":")
+        guard parts.count == 2, let a = Double(parts[0]), let b = Double(parts[1]), a >= 0, b > 0 else { return nil }
+        return (.microseconds(Int64(a * 1_000_000)), .microseconds(Int64(b * 1_000_000)))
+    }
+
     func validate() throws {
+        if testsrcStall != nil, stall == nil {
+            throw ValidationError("--testsrc-stall must be AFTER:FOR in seconds, e.g. 1:3")
+        }
         guard (1...60).contains(fps) else { throw ValidationError("--fps must be 1...60, not \(fps)") }
         if let idleFps, !(1...fps).contains(idleFps) {
             throw ValidationError("--idle-fps must be 1...\(fps) (at most --fps), not \(idleFps)")

@@ -52,3 +52,38 @@ import Testing
         #expect(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "vp8,320,180")
     }
 }
+
+/// A capture that stops answering is restarted by the watchdog while the filler holds the rate.
+@Suite struct StallRecoveryTests {
+    @Test func stalledSourceIsRestartedAndTheRateHeld() throws {
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ivf = dir.appendingPathComponent("x.ivf").path
+        // Stall from 0.5 s to 3 s of a 6 s run (testsrc itself is static from 4 s to 6 s).
+        let run = try Tools.run(Tools.rtcshare, [
+            "--size", "320x180", "--output", ivf, "--duration", "6", "--testsrc-stall", "0.5:2.5",
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let restarts = run.stderr.components(separatedBy: "\n").filter { $0.contains("source stalled; restarting") }
+        // Stall noticed after 1 s (t≈1.5 s), the next restart not before 2 s later: one or two.
+        #expect((1...2).contains(restarts.count), "\(run.stderr)")
+        #expect(run.stderr.contains("source recovered"))
+        let frames = try Tools.decodeLuma(ivf, width: 320, height: 180)
+        #expect(frames.count >= 115 && frames.count <= 122, "decoded \(frames.count) frames over 6 s")
+        let counters = frames.compactMap { frame in
+            frame.withUnsafeBytes { raw in
+                FrameMarker.read(luma: raw.bindMemory(to: UInt8.self).baseAddress!, stride: 320, width: 320, rows: 180)?.counter
+            }
+        }
+        #expect(counters.count == frames.count)
+        // During the stall the last frame is repeated: a run of identical counters ≈ 2.5 s long.
+        var longest = 1, current = 1
+        for (a, b) in zip(counters, counters.dropFirst()) {
+            current = a == b ? current + 1 : 1
+            longest = max(longest, current)
+        }
+        #expect(longest >= 45, "longest repeat run \(longest) frames")
+        // And new frames come after it.
+        #expect(counters.last! > counters[counters.count / 2])
+    }
+}
