@@ -1,6 +1,8 @@
 // Runs every registered test (optionally only those whose name contains argv[1]) and prints
 // "N passed, N failed". Exit status is non-zero when any test failed.
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
