@@ -56,6 +56,7 @@ let package = Package(
         ),
 
         .testTarget(name: "RTCShareCoreTests", dependencies: ["RTCShareCore"]),
+        .testTarget(name: "RTCShareTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO"]),
         .testTarget(name: "InteropTests", dependencies: ["RTCShareMedia", "rtcshare"]),
         .testTarget(name: "RTCShareMediaTests",
                     dependencies: ["RTCShareMedia", "RTCShareCore", "CShims", "CVPX", "COpus"]),

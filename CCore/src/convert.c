@@ -42,6 +42,7 @@ static inline void chroma(int b, int g, int r, int full, uint8_t *u, uint8_t *v)
 // Plain two-row BGRA conversion: the definition every SIMD kernel must reproduce.
 void ccore_bgra_rows_c(const uint8_t *s0, const uint8_t *s1, uint8_t *y0, uint8_t *y1,
                        uint8_t *u, uint8_t *v, int32_t w, int full) {
+    assert(s0 && s1 && y0 && y1 && u && v && w > 0);
     for (int32_t x = 0; x < w; x++) {
         const uint8_t *p = s0 + 4 * x, *q = s1 + 4 * x;
         y0[x] = luma(p[0], p[1], p[2], full);
@@ -63,6 +64,7 @@ void ccore_bgra_rows_c(const uint8_t *s0, const uint8_t *s1, uint8_t *y0, uint8_
 
 // Plain de-interleave of U,V pairs: the definition every SIMD kernel must reproduce.
 void ccore_split_uv_c(const uint8_t *uv, uint8_t *u, uint8_t *v, int32_t w) {
+    assert(uv && u && v && w > 0);
     for (int32_t x = 0; x < w; x++) {
         u[x] = uv[2 * x];
         v[x] = uv[2 * x + 1];
@@ -126,6 +128,7 @@ static void copy_bytes(uint8_t *dst, const uint8_t *src, size_t n, uint32_t feat
 // Row-by-row copy, or one block copy when both planes are contiguous.
 void ccore_copy_plane(const uint8_t *src, ptrdiff_t src_stride, uint8_t *dst,
                       ptrdiff_t dst_stride, int32_t w, int32_t h, uint32_t features) {
+    assert(src && dst && w > 0 && h > 0);
     if (src_stride == w && dst_stride == w) {
         copy_bytes(dst, src, (size_t)w * (size_t)h, features);
         return;
@@ -143,6 +146,12 @@ ccore_status ccore_nv12_to_i420(const ccore_image *src, const ccore_image *dst) 
     ccore_split_uv_fn split = pick_split_uv(features);
     int32_t w = src->width, h = src->height, cw = (w + 1) / 2, ch = (h + 1) / 2;
     ccore_copy_plane(src->plane[0], src->stride[0], dst->plane[0], dst->stride[0], w, h, features);
+    if (src->stride[1] == 2 * cw && dst->stride[1] == cw && dst->stride[2] == cw) {
+        // All three planes contiguous: one long row (at most 8192 * 8192 pairs), with no
+        // per-row call or edge block.
+        split(src->plane[1], dst->plane[1], dst->plane[2], cw * ch);
+        return CCORE_OK;
+    }
     for (int32_t y = 0; y < ch; y++)
         split(src->plane[1] + (ptrdiff_t)y * src->stride[1], dst->plane[1] + (ptrdiff_t)y * dst->stride[1],
               dst->plane[2] + (ptrdiff_t)y * dst->stride[2], cw);

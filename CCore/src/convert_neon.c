@@ -14,21 +14,24 @@ void ccore_split_uv_neon(const uint8_t *uv, uint8_t *u, uint8_t *v, int32_t w) {
         ccore_split_uv_c(uv, u, v, w);
         return;
     }
-    int32_t x = 0;
-    for (; x + 32 <= w; x += 32) {
+    size_t n = (size_t)w, x = 0;
+    for (; x + 32 <= n; x += 32) {
         uint8x16x2_t a = vld2q_u8(uv + 2 * x), b = vld2q_u8(uv + 2 * x + 32);
         vst1q_u8(u + x, a.val[0]);
         vst1q_u8(v + x, a.val[1]);
         vst1q_u8(u + x + 16, b.val[0]);
         vst1q_u8(v + x + 16, b.val[1]);
     }
-    for (;; x += 16) {
-        if (x >= w) break;
-        if (x + 16 > w) x = w - 16; // last block overlaps the previous one
+    if (x + 16 <= n) {
         uint8x16x2_t a = vld2q_u8(uv + 2 * x);
         vst1q_u8(u + x, a.val[0]);
         vst1q_u8(v + x, a.val[1]);
-        if (x + 16 == w) break;
+        x += 16;
+    }
+    if (x < n) { // last block overlaps the previous one
+        uint8x16x2_t a = vld2q_u8(uv + 2 * (n - 16));
+        vst1q_u8(u + n - 16, a.val[0]);
+        vst1q_u8(v + n - 16, a.val[1]);
     }
 }
 
@@ -39,6 +42,7 @@ typedef struct {
     uint8x16_t ub, ug, ur, vb, vg, vr; // U = start + ub*B - ug*G - ur*R, V = start + vr*R - ...
 } weights_neon;
 
+// The weights of full (1) or limited (0) range.
 static inline weights_neon weights_for(int full) {
     weights_neon k;
     k.yb = vdupq_n_u8(full ? 29 : 25);
@@ -83,6 +87,24 @@ static inline uint8x16_t pair_average(uint8x16_t lo, uint8x16_t hi) {
     return vrhaddq_u8(vuzp1q_u8(lo, hi), vuzp2q_u8(lo, hi));
 }
 
+// Converts the 32 pixels at x of both rows (x even).
+static inline void bgra_block32(const uint8_t *s0, const uint8_t *s1, uint8_t *y0, uint8_t *y1,
+                                uint8_t *u, uint8_t *v, size_t x, const weights_neon *k) {
+    const uint8_t *p = s0 + 4 * x, *q = s1 + 4 * x;
+    uint8x16x4_t a0 = vld4q_u8(p), a1 = vld4q_u8(p + 64);
+    uint8x16x4_t b0 = vld4q_u8(q), b1 = vld4q_u8(q + 64);
+    vst1q_u8(y0 + x, luma16(a0.val[0], a0.val[1], a0.val[2], k));
+    vst1q_u8(y0 + x + 16, luma16(a1.val[0], a1.val[1], a1.val[2], k));
+    vst1q_u8(y1 + x, luma16(b0.val[0], b0.val[1], b0.val[2], k));
+    vst1q_u8(y1 + x + 16, luma16(b1.val[0], b1.val[1], b1.val[2], k));
+    // Rows first, then columns, exactly as the scalar kernel rounds.
+    uint8x16_t cb = pair_average(vrhaddq_u8(a0.val[0], b0.val[0]), vrhaddq_u8(a1.val[0], b1.val[0]));
+    uint8x16_t cg = pair_average(vrhaddq_u8(a0.val[1], b0.val[1]), vrhaddq_u8(a1.val[1], b1.val[1]));
+    uint8x16_t cr = pair_average(vrhaddq_u8(a0.val[2], b0.val[2]), vrhaddq_u8(a1.val[2], b1.val[2]));
+    vst1q_u8(u + x / 2, chroma16(cb, k->ub, cg, k->ug, cr, k->ur));
+    vst1q_u8(v + x / 2, chroma16(cr, k->vr, cg, k->vg, cb, k->vb));
+}
+
 // Two BGRA rows, 32 pixels at a time; shorter rows go to scalar.
 void ccore_bgra_rows_neon(const uint8_t *s0, const uint8_t *s1, uint8_t *y0, uint8_t *y1,
                           uint8_t *u, uint8_t *v, int32_t w, int full) {
@@ -91,26 +113,11 @@ void ccore_bgra_rows_neon(const uint8_t *s0, const uint8_t *s1, uint8_t *y0, uin
         return;
     }
     const weights_neon k = weights_for(full);
-    uint32_t even_w = (uint32_t)w & ~1u;
-    for (uint32_t x = 0;; x += 32) {
-        // The last block moves back to overlap the previous one, staying on an even pixel so
-        // its chroma samples line up; an odd last column is left to the scalar kernel.
-        if (x + 32 > even_w) x = even_w - 32;
-        const uint8_t *p = s0 + 4 * (size_t)x, *q = s1 + 4 * (size_t)x;
-        uint8x16x4_t a0 = vld4q_u8(p), a1 = vld4q_u8(p + 64);
-        uint8x16x4_t b0 = vld4q_u8(q), b1 = vld4q_u8(q + 64);
-        vst1q_u8(y0 + x, luma16(a0.val[0], a0.val[1], a0.val[2], &k));
-        vst1q_u8(y0 + x + 16, luma16(a1.val[0], a1.val[1], a1.val[2], &k));
-        vst1q_u8(y1 + x, luma16(b0.val[0], b0.val[1], b0.val[2], &k));
-        vst1q_u8(y1 + x + 16, luma16(b1.val[0], b1.val[1], b1.val[2], &k));
-        // Rows first, then columns, exactly as the scalar kernel rounds.
-        uint8x16_t cb = pair_average(vrhaddq_u8(a0.val[0], b0.val[0]), vrhaddq_u8(a1.val[0], b1.val[0]));
-        uint8x16_t cg = pair_average(vrhaddq_u8(a0.val[1], b0.val[1]), vrhaddq_u8(a1.val[1], b1.val[1]));
-        uint8x16_t cr = pair_average(vrhaddq_u8(a0.val[2], b0.val[2]), vrhaddq_u8(a1.val[2], b1.val[2]));
-        vst1q_u8(u + x / 2, chroma16(cb, k.ub, cg, k.ug, cr, k.ur));
-        vst1q_u8(v + x / 2, chroma16(cr, k.vr, cg, k.vg, cb, k.vb));
-        if (x + 32 == even_w) break;
-    }
+    size_t even_w = (size_t)w & ~(size_t)1, x = 0;
+    for (; x + 32 <= even_w; x += 32) bgra_block32(s0, s1, y0, y1, u, v, x, &k);
+    // The last block moves back to overlap the previous one, staying on an even pixel so its
+    // chroma samples line up; an odd last column is left to the scalar kernel.
+    if (x < even_w) bgra_block32(s0, s1, y0, y1, u, v, even_w - 32, &k);
     if (w & 1)
         ccore_bgra_rows_c(s0 + 4 * (w - 1), s1 + 4 * (w - 1), y0 + w - 1, y1 + w - 1,
                           u + (w - 1) / 2, v + (w - 1) / 2, 1, full);

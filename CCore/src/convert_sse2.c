@@ -15,23 +15,24 @@
 #if CCORE_X86
 #include <immintrin.h>
 
+// De-interleaves 16 U,V pairs.
+static inline void split16(const uint8_t *uv, uint8_t *u, uint8_t *v) {
+    const __m128i low = _mm_set1_epi16(0x00ff);
+    __m128i a = _mm_loadu_si128((const __m128i *)uv);
+    __m128i b = _mm_loadu_si128((const __m128i *)(uv + 16));
+    _mm_storeu_si128((__m128i *)u, _mm_packus_epi16(_mm_and_si128(a, low), _mm_and_si128(b, low)));
+    _mm_storeu_si128((__m128i *)v, _mm_packus_epi16(_mm_srli_epi16(a, 8), _mm_srli_epi16(b, 8)));
+}
+
 // Chroma split, 16 pairs at a time; shorter rows go to scalar.
 void ccore_split_uv_sse2(const uint8_t *uv, uint8_t *u, uint8_t *v, int32_t w) {
     if (w < 16) {
         ccore_split_uv_c(uv, u, v, w);
         return;
     }
-    const __m128i low = _mm_set1_epi16(0x00ff);
-    for (int32_t x = 0;; x += 16) {
-        if (x + 16 > w) x = w - 16; // last block overlaps the previous one
-        __m128i a = _mm_loadu_si128((const __m128i *)(uv + 2 * x));
-        __m128i b = _mm_loadu_si128((const __m128i *)(uv + 2 * x + 16));
-        _mm_storeu_si128((__m128i *)(u + x),
-                         _mm_packus_epi16(_mm_and_si128(a, low), _mm_and_si128(b, low)));
-        _mm_storeu_si128((__m128i *)(v + x),
-                         _mm_packus_epi16(_mm_srli_epi16(a, 8), _mm_srli_epi16(b, 8)));
-        if (x + 16 == w) break;
-    }
+    size_t n = (size_t)w, x = 0;
+    for (; x + 16 <= n; x += 16) split16(uv + 2 * x, u + x, v + x);
+    if (x < n) split16(uv + 2 * (n - 16), u + n - 16, v + n - 16); // overlaps the previous block
 }
 
 // Weights of one range, per B,G,R,A byte for pmaddubsw, and what to add after rounding.
@@ -39,6 +40,7 @@ typedef struct {
     __m128i y_weights, y_offset, u_weights, v_weights;
 } weights128;
 
+// The weights of full (1) or limited (0) range.
 static inline weights128 weights_for(int full) {
     weights128 k;
     if (full) {
@@ -85,6 +87,31 @@ CCORE_TARGET_SSSE3 static inline __m128i chroma8(__m128i q0, __m128i q1, __m128i
     return round_shift8(_mm_hadd_epi16(_mm_maddubs_epi16(q0, weights), _mm_maddubs_epi16(q1, weights)));
 }
 
+// Converts the 16 pixels at x of both rows (x even).
+CCORE_TARGET_SSSE3 static inline void bgra_block16(const uint8_t *s0, const uint8_t *s1,
+                                                   uint8_t *y0, uint8_t *y1, uint8_t *u,
+                                                   uint8_t *v, size_t x, const weights128 *k) {
+    const __m128i flip = _mm_set1_epi8((char)0x80);
+    const uint8_t *p = s0 + 4 * x, *q = s1 + 4 * x;
+    __m128i a0 = _mm_loadu_si128((const __m128i *)p);
+    __m128i a1 = _mm_loadu_si128((const __m128i *)(p + 16));
+    __m128i a2 = _mm_loadu_si128((const __m128i *)(p + 32));
+    __m128i a3 = _mm_loadu_si128((const __m128i *)(p + 48));
+    __m128i b0 = _mm_loadu_si128((const __m128i *)q);
+    __m128i b1 = _mm_loadu_si128((const __m128i *)(q + 16));
+    __m128i b2 = _mm_loadu_si128((const __m128i *)(q + 32));
+    __m128i b3 = _mm_loadu_si128((const __m128i *)(q + 48));
+    _mm_storeu_si128((__m128i *)(y0 + x), luma16(a0, a1, a2, a3, k));
+    _mm_storeu_si128((__m128i *)(y1 + x), luma16(b0, b1, b2, b3, k));
+    // Rows first, then columns, exactly as the scalar kernel rounds.
+    __m128i c0 = pair_average(_mm_avg_epu8(a0, b0), _mm_avg_epu8(a1, b1));
+    __m128i c1 = pair_average(_mm_avg_epu8(a2, b2), _mm_avg_epu8(a3, b3));
+    __m128i uv = _mm_xor_si128(
+        _mm_packs_epi16(chroma8(c0, c1, k->u_weights), chroma8(c0, c1, k->v_weights)), flip);
+    _mm_storel_epi64((__m128i *)(u + x / 2), uv);
+    _mm_storel_epi64((__m128i *)(v + x / 2), _mm_unpackhi_epi64(uv, uv));
+}
+
 // Two BGRA rows, 16 pixels at a time; shorter rows go to scalar.
 CCORE_TARGET_SSSE3 void ccore_bgra_rows_ssse3(const uint8_t *s0, const uint8_t *s1, uint8_t *y0,
                                               uint8_t *y1, uint8_t *u, uint8_t *v, int32_t w,
@@ -94,33 +121,11 @@ CCORE_TARGET_SSSE3 void ccore_bgra_rows_ssse3(const uint8_t *s0, const uint8_t *
         return;
     }
     const weights128 k = weights_for(full);
-    const __m128i flip = _mm_set1_epi8((char)0x80);
-    uint32_t even_w = (uint32_t)w & ~1u;
-    for (uint32_t x = 0;; x += 16) {
-        // The last block moves back to overlap the previous one, staying on an even pixel so
-        // its chroma samples line up; an odd last column is left to the scalar kernel.
-        if (x + 16 > even_w) x = even_w - 16;
-        const uint8_t *p = s0 + 4 * (size_t)x, *q = s1 + 4 * (size_t)x;
-        __m128i a0 = _mm_loadu_si128((const __m128i *)p);
-        __m128i a1 = _mm_loadu_si128((const __m128i *)(p + 16));
-        __m128i a2 = _mm_loadu_si128((const __m128i *)(p + 32));
-        __m128i a3 = _mm_loadu_si128((const __m128i *)(p + 48));
-        __m128i b0 = _mm_loadu_si128((const __m128i *)q);
-        __m128i b1 = _mm_loadu_si128((const __m128i *)(q + 16));
-        __m128i b2 = _mm_loadu_si128((const __m128i *)(q + 32));
-        __m128i b3 = _mm_loadu_si128((const __m128i *)(q + 48));
-        _mm_storeu_si128((__m128i *)(y0 + x), luma16(a0, a1, a2, a3, &k));
-        _mm_storeu_si128((__m128i *)(y1 + x), luma16(b0, b1, b2, b3, &k));
-        // Rows first, then columns, exactly as the scalar kernel rounds.
-        __m128i c0 = pair_average(_mm_avg_epu8(a0, b0), _mm_avg_epu8(a1, b1));
-        __m128i c1 = pair_average(_mm_avg_epu8(a2, b2), _mm_avg_epu8(a3, b3));
-        __m128i uv = _mm_xor_si128(_mm_packs_epi16(chroma8(c0, c1, k.u_weights),
-                                                   chroma8(c0, c1, k.v_weights)),
-                                   flip);
-        _mm_storel_epi64((__m128i *)(u + x / 2), uv);
-        _mm_storel_epi64((__m128i *)(v + x / 2), _mm_unpackhi_epi64(uv, uv));
-        if (x + 16 == even_w) break;
-    }
+    size_t even_w = (size_t)w & ~(size_t)1, x = 0;
+    for (; x + 16 <= even_w; x += 16) bgra_block16(s0, s1, y0, y1, u, v, x, &k);
+    // The last block moves back to overlap the previous one, staying on an even pixel so its
+    // chroma samples line up; an odd last column is left to the scalar kernel.
+    if (x < even_w) bgra_block16(s0, s1, y0, y1, u, v, even_w - 16, &k);
     if (w & 1)
         ccore_bgra_rows_c(s0 + 4 * (w - 1), s1 + 4 * (w - 1), y0 + w - 1, y1 + w - 1,
                           u + (w - 1) / 2, v + (w - 1) / 2, 1, full);

@@ -19,6 +19,7 @@ int ccore_orientation_swaps_axes(int orientation) {
 // Plain per-pixel transpose: the definition every SIMD transpose must reproduce.
 void ccore_transpose_c(const uint8_t *src, ptrdiff_t src_stride, uint8_t *dst,
                        ptrdiff_t dst_stride, int32_t w, int32_t h) {
+    assert(src && dst && w > 0 && h > 0);
     for (int32_t x = 0; x < w; x++) {
         const uint8_t *s = src + x;
         uint8_t *d = dst + (ptrdiff_t)x * dst_stride;
@@ -28,6 +29,7 @@ void ccore_transpose_c(const uint8_t *src, ptrdiff_t src_stride, uint8_t *dst,
 
 // Plain reversed copy of one row: the definition every SIMD mirror must reproduce.
 void ccore_mirror_c(const uint8_t *src, uint8_t *dst, int32_t w) {
+    assert(src && dst && w > 0);
     for (int32_t x = 0; x < w; x++) dst[x] = src[w - 1 - x];
 }
 

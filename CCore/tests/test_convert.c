@@ -388,28 +388,37 @@ TEST(conversionsOnAStripMatchTheStandaloneImageAndTouchNothingElse) {
     }
 }
 
-TEST(nv12ToI420CopiesContiguousLumaAsOneBlock) {
-    // Stride equal to width takes the whole-plane copy; 640x360 is above the block-copy size.
+TEST(nv12ToI420HandlesContiguousPlanesAsOneBlock) {
+    // Strides equal to widths take the whole-plane luma copy and the single-row chroma split;
+    // 640x360 is above the block-copy threshold, the odd sizes end in a partial vector.
     check_rng r = {0x626c6f63ull};
+    static const int32_t sizes[][2] = {{640, 360}, {33, 17}, {1, 1}, {95, 64}};
     uint32_t masks[4];
     int n_masks = test_masks(masks);
-    timage s, want, got;
-    REQUIRE(timage_new(&s, &r, CCORE_PIXEL_NV12, 640, 360, 0));
-    REQUIRE(timage_new(&want, &r, CCORE_PIXEL_I420, 640, 360, 0));
-    REQUIRE(timage_new(&got, &r, CCORE_PIXEL_I420, 640, 360, 0));
-    ccore_cpu_set_mask(0);
-    CHECK(ccore_nv12_to_i420(&s.img, &want.img) == CCORE_OK);
-    CHECK(memcmp(want.img.plane[0], s.img.plane[0], 640 * 360) == 0);
-    for (int m = 1; m < n_masks; m++) {
-        ccore_cpu_set_mask(masks[m]);
-        memset(got.img.plane[0], 0, got.bytes[0]);
-        CHECK(ccore_nv12_to_i420(&s.img, &got.img) == CCORE_OK);
-        CHECK(max_diff(&want, &got) == 0);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        int32_t w = sizes[i][0], h = sizes[i][1];
+        timage s, want, got;
+        REQUIRE(timage_new(&s, &r, CCORE_PIXEL_NV12, w, h, 0));
+        REQUIRE(timage_new(&want, &r, CCORE_PIXEL_I420, w, h, 0));
+        REQUIRE(timage_new(&got, &r, CCORE_PIXEL_I420, w, h, 0));
+        ccore_cpu_set_mask(0);
+        CHECK(ccore_nv12_to_i420(&s.img, &want.img) == CCORE_OK);
+        CHECK(memcmp(want.img.plane[0], s.img.plane[0], (size_t)w * h) == 0);
+        for (int32_t c = 0; c < want.row[1] * want.rows[1]; c++) {
+            CHECK(want.img.plane[1][c] == s.img.plane[1][2 * c]);
+            CHECK(want.img.plane[2][c] == s.img.plane[1][2 * c + 1]);
+        }
+        for (int m = 1; m < n_masks; m++) {
+            ccore_cpu_set_mask(masks[m]);
+            for (int p = 0; p < 3; p++) memset(got.img.plane[p], 0, got.bytes[p]);
+            CHECK(ccore_nv12_to_i420(&s.img, &got.img) == CCORE_OK);
+            CHECK(max_diff(&want, &got) == 0);
+        }
+        ccore_cpu_set_mask(masks[n_masks - 1]);
+        timage_free(&s);
+        timage_free(&want);
+        timage_free(&got);
     }
-    ccore_cpu_set_mask(masks[n_masks - 1]);
-    timage_free(&s);
-    timage_free(&want);
-    timage_free(&got);
 }
 
 TEST(convertRejectsInvalidArguments) {

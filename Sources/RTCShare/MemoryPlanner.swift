@@ -28,14 +28,15 @@ public struct MemoryPlan: Sendable, Equatable {
     public var totalBytes: Int { items.reduce(0) { $0 + $1.bytes } }
     public var fits: Bool { totalBytes <= capBytes }
 
-    /// Source frames: one being captured, one queued, one kept for repeats. The pipeline
-    /// empties the ring every few milliseconds, keeping only the newest, so one queued frame is
-    /// the norm; when all three are out, the source skips a capture (counted by the pool).
-    public static let sourceSlots = 3
+    /// Source frames: the one kept for repeats (it is the encoder's input when no transform is
+    /// needed) and the one being captured. A captured frame waits in the ring only until the
+    /// pipeline's next pass (at most a few milliseconds), which then lets the older one go; if
+    /// both are out at a capture, the source skips that capture (counted by the pool).
+    public static let sourceSlots = 2
     /// The smallest ring CCore makes; drop-oldest, so the newest frame always gets through.
     public static let ringCapacity = 2
-    /// Encoder input frames: the one last encoded and the one being made.
-    public static let outputSlots = 2
+    /// Encoder input frames: the last one made, given back just before the next is made.
+    public static let outputSlots = 1
 }
 
 public enum MemoryPlanner {

@@ -10,6 +10,9 @@ import Synchronization
 public final class ShareSession: Sendable {
     public let configuration: ShareConfiguration
     private let stopRequested = Atomic<Bool>(false)
+    /// A bitrate change asked for from another thread (0: none pending).
+    private let requestedBitrateKbps = Atomic<Int>(0)
+    private let keyframeRequested = Atomic<Bool>(false)
     private let onEvent: @Sendable (ShareEvent) -> Void
 
     public init(configuration: ShareConfiguration,
@@ -20,6 +23,15 @@ public final class ShareSession: Sendable {
 
     /// Asks a running share to stop; safe from any thread (a signal handler's thread included).
     public func stop() { stopRequested.store(true, ordering: .releasing) }
+
+    /// Changes the VP8 bitrate from the next frame on; safe from any thread.
+    public func setBitrate(kbps: Int) {
+        requestedBitrateKbps.store(max(kbps, 1), ordering: .releasing)
+    }
+
+    /// Asks for a keyframe (a receiver lost the picture); safe from any thread. The pacer sends
+    /// the kept frame again at once as a keyframe; the encoder rate-limits such requests.
+    public func requestKeyframe() { keyframeRequested.store(true, ordering: .releasing) }
 
     /// Runs the share until its duration passes, `stop()` is called, or the source ends.
     /// Returns the counters; throws only for failures before anything was sent (a
@@ -189,6 +201,13 @@ public final class ShareSession: Sendable {
                     let action = pacer.frameArrived(at: now, captureTime: captureTime,
                                                     orientation: orientation.rawValue, contentChanged: true)
                     try handle(action, at: now)
+                }
+                let kbps = requestedBitrateKbps.exchange(0, ordering: .acquiringAndReleasing)
+                if kbps > 0 {
+                    do { try encoder.setBitrate(kbps: kbps) } catch { throw .pipeline("bitrate \(kbps) kbit/s: \(error)") }
+                }
+                if keyframeRequested.exchange(false, ordering: .acquiringAndReleasing) {
+                    try handle(pacer.keyframeRequested(at: now), at: now)
                 }
                 if let wake = pacer.nextWakeup, wake <= now { try handle(pacer.tick(at: now), at: now) }
                 if source.isLive {

@@ -1,0 +1,61 @@
+import Glibc
+import RTCShareCore
+import RTCShareIO
+import RTCShareMedia
+import Synchronization
+import Testing
+@testable import RTCShare
+
+@Suite struct ShareSessionTests {
+    /// Events seen by a session, collected from its thread.
+    final class EventLog: Sendable {
+        let events = Mutex<[ShareEvent]>([])
+        func append(_ e: ShareEvent) { events.withLock { $0.append(e) } }
+    }
+
+    @Test func hostCanStopARunningShareAndAskForKeyframes() throws {
+        var config = ShareConfiguration()
+        config.outputSize = PictureSize(width: 320, height: 180)
+        let source = TestSource(width: 320, height: 180, staticSeconds: 0)
+        let plan = try MemoryPlanner.resolve(config, for: source)
+        let budget = try MemoryBudget(capBytes: plan.budgetBytes)
+        let log = EventLog()
+        let session = ShareSession(configuration: config) { log.append($0) }
+        let controller = WorkerThread.start(name: "test-host") {
+            usleep(1_000_000)
+            session.requestKeyframe()
+            session.setBitrate(kbps: 300)
+            usleep(1_000_000)
+            session.stop()
+        }
+        let stats = try session.run(source: source, budget: budget, plan: plan)
+        controller?.join()
+        #expect(stats.keyframes >= 2)                      // the first, and the requested one
+        #expect(stats.encodedFrames >= 36 && stats.encodedFrames <= 44)  // 2 s at 20 fps
+        let events = log.events.withLock { $0 }
+        #expect(events.first == .starting(source: "testsrc", output: PictureSize(width: 320, height: 180), framesPerSecond: 20))
+        #expect(events.contains(.started))
+        #expect(events.last == .finished(.stopped))
+        #expect(budget.stats.liveBlocks == 0)             // everything went back to the budget
+    }
+
+    @Test func endOfFileFinishesTheShare() throws {
+        let path = "/tmp/rtcshare-session-\(getpid()).y4m"
+        var bytes = Array("YUV4MPEG2 W32 H32 F50:1\n".utf8)
+        for _ in 0..<5 { bytes += Array("FRAME\n".utf8) + [UInt8](repeating: 90, count: 32 * 32 * 3 / 2) }
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        defer { unlink(path) }
+        let source = try Y4MSource(path: path)
+        var config = ShareConfiguration()
+        config.outputSize = PictureSize(width: 32, height: 32)
+        let plan = try MemoryPlanner.resolve(config, for: source)
+        let budget = try MemoryBudget(capBytes: plan.budgetBytes)
+        let log = EventLog()
+        let stats = try ShareSession(configuration: config) { log.append($0) }
+            .run(source: source, budget: budget, plan: plan)
+        #expect(stats.sourceFrames == 5)
+        #expect(log.events.withLock { $0.last } == .finished(.sourceEnded))
+    }
+}
