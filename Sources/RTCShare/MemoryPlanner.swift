@@ -121,6 +121,9 @@ extension MemoryPlanner {
                 p.items.append(.init(name: "\(source.name) working memory", bytes: source.budgetBytes))
                 p.budgetBytes += source.budgetBytes
             }
+            if let shared = source as? any SharedMemorySource, shared.sharedMemoryBytes > 0 {
+                p.items.append(.init(name: "\(source.name) shared memory", bytes: shared.sharedMemoryBytes))
+            }
             return p
         }
         // The source's own size first (no scaling), then the standard sizes below it.

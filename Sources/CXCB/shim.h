@@ -1,0 +1,5 @@
+// The X protocol C binding, core and MIT-SHM, for screen capture. xcbext.h brings in
+// xcb_poll_for_reply, which lets a capture wait for a reply with a time limit.
+#include <xcb/xcb.h>
+#include <xcb/xcbext.h>
+#include <xcb/shm.h>

@@ -1,0 +1,276 @@
+import CXCB
+import Foundation
+import Testing
+
+/// `rtcshare --source x11:DISPLAY` against a real X server (Xvfb) whose root window the test
+/// paints with rectangles of known colours; ffmpeg decodes what was sent, and the rectangles
+/// must be where they were drawn, at the luma BT.601 gives their colours.
+@Suite(.serialized) struct X11CaptureTests {
+    /// A filled rectangle of the picture, in screen pixels.
+    struct Box: Sendable {
+        var x: Int, y: Int, width: Int, height: Int
+        var rgb: UInt32
+
+        /// Studio-range BT.601 luma of the colour (what an I420 encoder input holds).
+        var luma: Double {
+            let r = Double(rgb >> 16 & 0xff), g = Double(rgb >> 8 & 0xff), b = Double(rgb & 0xff)
+            return 16 + (65.481 * r + 128.553 * g + 24.966 * b) / 255
+        }
+    }
+
+    static let background: UInt32 = 0x3050c0
+    /// On a 640x480 screen: white, black, yellow, green.
+    static let boxes = [
+        Box(x: 64, y: 64, width: 192, height: 128, rgb: 0xffffff),
+        Box(x: 384, y: 96, width: 192, height: 192, rgb: 0x000000),
+        Box(x: 96, y: 288, width: 224, height: 128, rgb: 0xe0c020),
+        Box(x: 400, y: 352, width: 160, height: 96, rgb: 0x20a040),
+    ]
+
+    /// The whole screen, then the boxes.
+    static func paintScreen(_ xvfb: Xvfb) throws {
+        try xvfb.paint([Box(x: 0, y: 0, width: xvfb.width, height: xvfb.height, rgb: background)] + boxes)
+    }
+
+    /// Mean decoded luma of the screen rectangle (x, y, w, h), mapped to the output by
+    /// `scale` and `offsetX` and shrunk by a margin so codec edges do not count.
+    static func meanLuma(_ frame: Data, width: Int, x: Int, y: Int, w: Int, h: Int,
+                         scale: Double = 1, offsetX: Int = 0, margin: Int = 6) -> Double {
+        let x0 = Int(Double(x) * scale) + offsetX + margin, x1 = Int(Double(x + w) * scale) + offsetX - margin
+        let y0 = Int(Double(y) * scale) + margin, y1 = Int(Double(y + h) * scale) - margin
+        var sum = 0, count = 0
+        frame.withUnsafeBytes { raw in
+            for row in y0..<y1 {
+                for column in x0..<x1 {
+                    sum += Int(raw[row * width + column])
+                    count += 1
+                }
+            }
+        }
+        return Double(sum) / Double(max(count, 1))
+    }
+
+    /// The frames' luma planes as stored (studio range), decoded by ffmpeg to yuv420p.
+    static func decodeY(_ path: String, width: Int, height: Int) throws -> [Data] {
+        let ffmpeg = try #require(Tools.which("ffmpeg"), "ffmpeg is not installed (scripts/setup installs it)")
+        let result = try Tools.run(ffmpeg, ["-v", "error", "-i", path, "-fps_mode", "passthrough",
+                                            "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
+        #expect(result.status == 0, "ffmpeg: \(result.stderr)")
+        let frameBytes = width * height * 3 / 2
+        return stride(from: 0, to: result.stdout.count - frameBytes + 1, by: frameBytes).map {
+            result.stdout.subdata(in: $0..<$0 + width * height)
+        }
+    }
+
+    /// The "source N frames" figure of the summary line.
+    static func sourceFrames(_ stderr: String) -> Int? {
+        guard let range = stderr.range(of: "source ") else { return nil }
+        return Int(stderr[range.upperBound...].prefix { $0.isNumber })
+    }
+
+    /// Output sizes from a 640x480 screen: its own size, half, and 16:9 (a 480x360 picture
+    /// placed 80 px from the left between black bars).
+    @Test(arguments: [(640, 480, 1.0, 0), (320, 240, 0.5, 0), (640, 360, 0.75, 80)])
+    func theScreenArrivesWhereAndAsItWasDrawn(width: Int, height: Int, scale: Double, offsetX: Int) throws {
+        let xvfb = try Xvfb(width: 640, height: 480)
+        defer { xvfb.stop() }
+        try Self.paintScreen(xvfb)
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ivf = dir.appendingPathComponent("x.ivf").path
+        let run = try Tools.run(Tools.rtcshare, ["--source", "x11:\(xvfb.display)", "--size", "\(width)x\(height)",
+                                                 "--output", ivf, "--duration", "2"])
+        #expect(run.status == 0, "rtcshare failed: \(run.stderr)")
+
+        let frames = try Self.decodeY(ivf, width: width, height: height)
+        // 2 s at 20 fps, give or take start-up and the last interval.
+        #expect(frames.count >= 38 && frames.count <= 42, "decoded \(frames.count) frames")
+        for (n, frame) in frames.enumerated() {
+            for box in Self.boxes + [Box(x: 280, y: 16, width: 80, height: 48, rgb: Self.background)] {
+                let mean = Self.meanLuma(frame, width: width, x: box.x, y: box.y, w: box.width, h: box.height,
+                                         scale: scale, offsetX: offsetX)
+                #expect(abs(mean - box.luma) <= 8, "frame \(n), box at \(box.x),\(box.y): luma \(mean), want \(box.luma)")
+            }
+            if offsetX > 0 {
+                let bar = Self.meanLuma(frame, width: width, x: 0, y: 0, w: offsetX, h: height, margin: 4)
+                #expect(abs(bar - 16) <= 4, "frame \(n): bar luma \(bar)")
+            }
+        }
+        // The screen did not change: one source frame, the rest repeats by the filler.
+        let delivered = try #require(Self.sourceFrames(run.stderr), "\(run.stderr)")
+        #expect(delivered >= 1 && delivered <= 2, "source delivered \(delivered) frames for a static screen")
+    }
+
+    @Test func aChangeOnTheScreenReachesTheReceiver() throws {
+        let xvfb = try Xvfb(width: 640, height: 480)
+        defer { xvfb.stop() }
+        try Self.paintScreen(xvfb)
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ivf = dir.appendingPathComponent("x.ivf").path
+        // A white box appears 1.2 s into a 3 s share, where the background was.
+        let late = Box(x: 288, y: 16, width: 64, height: 48, rgb: 0xffffff)
+        let painter = Thread {
+            Thread.sleep(forTimeInterval: 1.2)
+            try? xvfb.paint([late])
+        }
+        painter.start()
+        let run = try Tools.run(Tools.rtcshare, ["--source", "x11:\(xvfb.display)", "--size", "640x480",
+                                                 "--output", ivf, "--duration", "3"])
+        #expect(run.status == 0, "rtcshare failed: \(run.stderr)")
+        let frames = try Self.decodeY(ivf, width: 640, height: 480)
+        #expect(frames.count >= 58, "decoded \(frames.count) frames")
+        let lumas = frames.map { Self.meanLuma($0, width: 640, x: late.x, y: late.y, w: late.width, h: late.height) }
+        let background = Box(x: 0, y: 0, width: 1, height: 1, rgb: Self.background).luma
+        #expect(lumas.prefix(10).allSatisfy { abs($0 - background) <= 8 }, "early frames: \(lumas.prefix(10))")
+        #expect(lumas.suffix(10).allSatisfy { abs($0 - late.luma) <= 8 }, "late frames: \(lumas.suffix(10))")
+        let delivered = try #require(Self.sourceFrames(run.stderr), "\(run.stderr)")
+        #expect(delivered >= 2 && delivered <= 6, "source delivered \(delivered) frames for one change")
+    }
+
+    @Test func aMissingDisplayIsOneClearLineAndAFailure() throws {
+        // A display number nobody serves.
+        let number = try #require((400..<500).first {
+            !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\($0)")
+        })
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let run = try Tools.run(Tools.rtcshare, ["--source", "x11::\(number)", "--output",
+                                                 dir.appendingPathComponent("x.ivf").path, "--duration", "1"])
+        #expect(run.status != 0)
+        #expect(run.stderr == "rtcshare: error: x11: cannot open display :\(number)\n", "\(run.stderr)")
+    }
+
+    @Test func theServerGoingAwayEndsTheShareWithOneLine() throws {
+        let xvfb = try Xvfb(width: 640, height: 480)
+        defer { xvfb.stop() }
+        try Self.paintScreen(xvfb)
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let killer = Thread {
+            Thread.sleep(forTimeInterval: 1)
+            xvfb.stop()
+        }
+        killer.start()
+        let started = Date()
+        let run = try Tools.run(Tools.rtcshare, ["--source", "x11:\(xvfb.display)", "--size", "320x240", "--output",
+                                                 dir.appendingPathComponent("x.ivf").path, "--duration", "8", "--quiet"])
+        #expect(run.status == 1)
+        #expect(run.stderr == "rtcshare: error: x11: lost the connection to the X server \(xvfb.display)\n",
+                "\(run.stderr)")
+        #expect(Date().timeIntervalSince(started) < 4, "the share went on after its screen was gone")
+    }
+}
+
+/// An Xvfb server for one test. Xvfb chooses a free display itself and writes its number to
+/// -displayfd once it accepts connections, so parallel runs never race for a number and the
+/// test never polls for the socket. -noreset keeps the painted root window when the painting
+/// client disconnects. Started with posix_spawn and a clean signal mask: a child inherits the
+/// mask of the thread that starts it, and test threads block SIGTERM, which would leave Xvfb
+/// deaf to the polite stop (and a SIGKILLed Xvfb leaves its socket behind).
+final class Xvfb: @unchecked Sendable {
+    // Sendable: `stop` may come from another thread; it is idempotent under its lock.
+    let width: Int, height: Int
+    let number: Int
+    private let pid: pid_t
+    private let lock = NSLock()
+    private var running = true
+    var display: String { ":\(number)" }
+
+    init(width: Int, height: Int) throws {
+        self.width = width
+        self.height = height
+        let path = try #require(Tools.which("Xvfb"), "Xvfb is not installed (scripts/setup installs it)")
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw XvfbError(message: "pipe: \(errno)") }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }  // only Xvfb's fd 1 should hold it
+        defer { close(fds[0]) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), defaults = sigset_t()
+        sigemptyset(&none)
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let arguments = [path, "-displayfd", "1", "-screen", "0", "\(width)x\(height)x24", "-nolisten", "tcp", "-noreset"]
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var child: pid_t = 0
+        let spawned = posix_spawn(&child, path, &actions, &attributes, &argv, environ)
+        close(fds[1])
+        guard spawned == 0 else { throw XvfbError(message: "cannot start Xvfb: error \(spawned)") }
+        pid = child
+        // Its display number, a line on the pipe, within 10 s.
+        var text = [UInt8]()
+        let deadline = Date().addingTimeInterval(10)
+        while !text.contains(UInt8(ascii: "\n")) && Date() < deadline {
+            var pfd = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, 100) > 0 else { continue }
+            var byte: UInt8 = 0
+            guard read(fds[0], &byte, 1) == 1 else { break }  // end of file: Xvfb exited
+            text.append(byte)
+        }
+        guard let n = Int(String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            number = -1
+            stop()
+            throw XvfbError(message: "Xvfb did not announce a display")
+        }
+        number = n
+    }
+
+    deinit { stop() }
+
+    /// Terminates the server (SIGTERM, so it removes its socket; SIGKILL after 5 s) and reaps it.
+    func stop() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard running else { return }
+        running = false
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        let deadline = Date().addingTimeInterval(5)
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            if Date() > deadline {
+                kill(pid, SIGKILL)
+                waitpid(pid, &status, 0)
+                return
+            }
+            usleep(10_000)
+        }
+    }
+
+    /// Fills each box on the root window, in order, and waits until the server has drawn them.
+    func paint(_ boxes: [X11CaptureTests.Box]) throws {
+        var screenNumber: Int32 = 0
+        let c = try #require(xcb_connect(display, &screenNumber))
+        defer { xcb_disconnect(c) }
+        guard xcb_connection_has_error(c) == 0, let screen = xcb_setup_roots_iterator(xcb_get_setup(c)).data else {
+            throw XvfbError(message: "cannot connect to \(display) to paint")
+        }
+        let root = screen.pointee.root
+        let gc = xcb_generate_id(c)
+        var colour: UInt32 = 0
+        xcb_create_gc(c, gc, root, XCB_GC_FOREGROUND.rawValue, &colour)
+        for box in boxes {
+            colour = box.rgb  // TrueColor 24-bit: the pixel value is 0xRRGGBB
+            xcb_change_gc(c, gc, XCB_GC_FOREGROUND.rawValue, &colour)
+            var rect = xcb_rectangle_t(x: Int16(box.x), y: Int16(box.y), width: UInt16(box.width),
+                                       height: UInt16(box.height))
+            xcb_poly_fill_rectangle(c, root, gc, 1, &rect)
+        }
+        xcb_free_gc(c, gc)
+        // A round trip: every request before it has been carried out.
+        free(xcb_get_input_focus_reply(c, xcb_get_input_focus(c), nil))
+    }
+
+    struct XvfbError: Error { let message: String }
+}
