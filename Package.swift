@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "RTCShareCore", targets: ["RTCShareCore"]),
         .library(name: "CCore", targets: ["CCore"]),
         .executable(name: "rtcshare", targets: ["rtcshare"]),
+        .executable(name: "rtcshare-producer", targets: ["rtcshare-producer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -30,6 +31,8 @@ let package = Package(
                        providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CSRTP", path: "Sources/CSRTP", pkgConfig: "libsrtp2",
                        providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(name: "CXCB", path: "Sources/CXCB", pkgConfig: "xcb-shm",
+                       providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev"])]),
 
         // Swift face of CCore: owned pools and slots as values, pixels borrowed inside closures.
         .target(name: "RTCShareCore", dependencies: ["CCore"]),
@@ -41,10 +44,20 @@ let package = Package(
         .target(name: "RTCShareMedia", dependencies: ["RTCShareCore", "CShims", "CVPX", "COpus"]),
 
         // The edge: the monotonic clock, threads, file input (later sockets and capture).
-        .target(name: "RTCShareIO", dependencies: ["RTCShareMedia"]),
+        .target(name: "RTCShareIO", dependencies: ["RTCShareMedia", "CIPCShims"]),
+
+        // Socket and memfd calls Swift cannot import (GNU extensions, CMSG macros), for IPC.
+        .target(name: "CIPCShims", cSettings: [.define("_GNU_SOURCE")]),
+
+        // The reference IPC producer: streams the test pattern and a tone into `--source ipc:PATH`.
+        .executableTarget(
+            name: "rtcshare-producer",
+            dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
 
         // A share: sources, the pipeline run loop, memory planning, lifecycle events.
-        .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "CCore"]),
+        .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "CCore", "CXCB"]),
 
         // The command-line tool, a thin layer over the library.
         .executableTarget(
@@ -57,7 +70,7 @@ let package = Package(
 
         .testTarget(name: "RTCShareCoreTests", dependencies: ["RTCShareCore"]),
         .testTarget(name: "RTCShareTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO"]),
-        .testTarget(name: "InteropTests", dependencies: ["RTCShareMedia", "rtcshare"]),
+        .testTarget(name: "InteropTests", dependencies: ["RTCShareMedia", "rtcshare", "rtcshare-producer", "RTCShareIO", "CXCB"]),
         .testTarget(name: "RTCShareMediaTests",
                     dependencies: ["RTCShareMedia", "RTCShareCore", "CShims", "CVPX", "COpus"]),
     ]

@@ -19,6 +19,15 @@ struct PlanCommand: ParsableCommand {
                 let source = TestSource(width: asked.width, height: asked.height,
                                         orientation: Orientation(rawValue: options.simulateOrientation ?? 1) ?? .up)
                 report(source, configuration)
+            } else if options.isX11 {
+                let source = try X11Source(display: options.x11Display, framesPerSecond: configuration.framesPerSecond)
+                var auto = configuration
+                auto.outputSize = nil
+                let largest = source.fit(auto).outputSize  // the screen is shrunk to the output as it is read
+                report(source, source.fit(configuration), largestFitting: largest)
+            } else if let path = options.ipcPath {
+                report(IPCSource(path: path, maxSize: PictureSize(parsing: options.ipcMaxSize) ?? IPCSource.defaultMaxSize),
+                       configuration)
             } else {
                 let source = try Y4MSource(path: String(options.source.dropFirst("y4m:".count)))
                 report(source, configuration)
@@ -28,7 +37,8 @@ struct PlanCommand: ParsableCommand {
         }
     }
 
-    private func report<S: VideoSource>(_ source: S, _ configuration: ShareConfiguration) {
+    private func report<S: VideoSource>(_ source: S, _ configuration: ShareConfiguration,
+                                        largestFitting: PictureSize? = nil) {
         var auto = configuration
         auto.outputSize = nil
         let largest = try? MemoryPlanner.resolve(auto, for: source)
@@ -46,7 +56,7 @@ struct PlanCommand: ParsableCommand {
             return
         }
         print(table(plan))
-        if let largest { print("largest output that fits: \(largest.outputSize)") }
+        if let size = largestFitting ?? largest?.outputSize { print("largest output that fits: \(size)") }
     }
 
     private func table(_ plan: MemoryPlan) -> String {

@@ -45,6 +45,14 @@ struct ShareCommand: ParsableCommand {
                                         framesPerSecond: options.testsrcFps, orientation: orientation,
                                         stallAfter: options.stall?.after, stallFor: options.stall?.duration ?? .zero)
                 try runShare(source, configuration, log)
+            } else if options.isX11 {
+                let source = try X11Source(display: options.x11Display, framesPerSecond: configuration.framesPerSecond)
+                try runShare(source, source.fit(configuration), log)
+            } else if let path = options.ipcPath {
+                let quiet = self.quiet
+                let source = IPCSource(path: path, maxSize: PictureSize(parsing: options.ipcMaxSize) ?? IPCSource.defaultMaxSize,
+                                       log: { if !quiet { log.line("rtcshare: \($0)") } })
+                try runShare(source, configuration, log)
             } else {
                 let path = String(options.source.dropFirst("y4m:".count))
                 let source = try Y4MSource(path: path, fallbackFramesPerSecond: configuration.framesPerSecond)

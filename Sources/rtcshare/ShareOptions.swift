@@ -5,7 +5,7 @@ import RTCShareMedia
 
 /// Options shared by `share` and `plan`: what is sent and within what memory.
 struct ShareOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Picture source: testsrc, y4m:PATH or y4m:- (standard input).",
+    @Option(help: ArgumentHelp("Picture source: testsrc, y4m:PATH, y4m:- (standard input), x11[:DISPLAY] (the screen), or ipc:PATH (a producer process, docs/ipc.md).",
                                valueName: "source"))
     var source = "testsrc"
 
@@ -33,6 +33,11 @@ struct ShareOptions: ParsableArguments {
     @Option(name: .customLong("simulate-orientation"),
             help: "testsrc only: emit pixels turned as a phone would and tagged N (EXIF 1..8).")
     var simulateOrientation: Int?
+
+    @Option(name: .customLong("ipc-max-size"),
+            help: ArgumentHelp("ipc only: largest picture a producer may send, either orientation (fixes the frame memory).",
+                               valueName: "size"))
+    var ipcMaxSize = "1280x720"
 
     @Option(name: .customLong("testsrc-fps"), help: ArgumentHelp("testsrc only: its capture rate.", visibility: .hidden))
     var testsrcFps = 30
@@ -73,9 +78,15 @@ struct ShareOptions: ParsableArguments {
             guard (1...8).contains(n) else { throw ValidationError("--simulate-orientation must be 1...8, not \(n)") }
             guard source == "testsrc" else { throw ValidationError("--simulate-orientation works with --source testsrc only") }
         }
-        guard source == "testsrc" || source.hasPrefix("y4m:") else {
-            throw ValidationError("--source must be testsrc, y4m:PATH or y4m:-, not '\(source)'")
+        guard source == "testsrc" || source.hasPrefix("y4m:") || source == "x11" || source.hasPrefix("x11:")
+                || source.hasPrefix("ipc:") else {
+            throw ValidationError("--source must be testsrc, y4m:PATH, y4m:-, x11[:DISPLAY] or ipc:PATH, not '\(source)'")
         }
+        guard source != "ipc:" else { throw ValidationError("--source ipc: needs the path of the socket to listen on") }
+        guard PictureSize(parsing: ipcMaxSize) != nil else {
+            throw ValidationError("--ipc-max-size must be WxH with even sides in 16...4096, not '\(ipcMaxSize)'")
+        }
+        guard source != "x11:" else { throw ValidationError("--source x11: needs a display, e.g. x11::0 (or x11 for $DISPLAY)") }
         guard source != "y4m:" else { throw ValidationError("--source y4m: needs a path (or - for standard input)") }
     }
 
@@ -103,4 +114,16 @@ struct ShareOptions: ParsableArguments {
         c.memoryCapBytes = Self.parseBytes(memCap) ?? (50 << 20)
         return c
     }
+}
+
+extension ShareOptions {
+    /// Whether the source is the X11 screen (`x11` or `x11:DISPLAY`).
+    var isX11: Bool { source == "x11" || source.hasPrefix("x11:") }
+    /// The display of `x11:DISPLAY`; nil for plain `x11` (which takes $DISPLAY).
+    var x11Display: String? { source.hasPrefix("x11:") ? String(source.dropFirst("x11:".count)) : nil }
+}
+
+extension ShareOptions {
+    /// The socket path of `ipc:PATH`, or nil for other sources.
+    var ipcPath: String? { source.hasPrefix("ipc:") ? String(source.dropFirst("ipc:".count)) : nil }
 }
