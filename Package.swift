@@ -56,8 +56,12 @@ let package = Package(
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
+        // RTP, RTCP and SRTP as bytes: packets, payload formats, feedback, protection, history.
+        // No sockets and no threads here; the transport in RTCShare drives it.
+        .target(name: "RTCShareRTP", dependencies: ["RTCShareCore", "RTCShareMedia", "CSRTP"]),
+
         // A share: sources, the pipeline run loop, memory planning, lifecycle events.
-        .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "CCore", "CXCB"]),
+        .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "CCore", "CXCB"]),
 
         // The command-line tool, a thin layer over the library.
         .executableTarget(
@@ -71,6 +75,7 @@ let package = Package(
         .testTarget(name: "RTCShareCoreTests", dependencies: ["RTCShareCore"]),
         .testTarget(name: "RTCShareTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO"]),
         .testTarget(name: "InteropTests", dependencies: ["RTCShareMedia", "rtcshare", "rtcshare-producer", "RTCShareIO", "CXCB"]),
+        .testTarget(name: "RTCShareRTPTests", dependencies: ["RTCShareRTP", "RTCShareCore", "RTCShareMedia"]),
         .testTarget(name: "RTCShareMediaTests",
                     dependencies: ["RTCShareMedia", "RTCShareCore", "CShims", "CVPX", "COpus"]),
     ]

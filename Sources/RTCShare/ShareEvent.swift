@@ -41,6 +41,9 @@ public struct ShareStats: Sendable, Equatable {
     public var droppedByRing: UInt64 = 0
     public var droppedByEncoder = 0
     public var encodedBytes: UInt64 = 0
+    /// Opus packets encoded and their bytes.
+    public var audioPackets = 0
+    public var audioBytes: UInt64 = 0
     public var sourceRestarts = 0
     public var elapsed: MediaDuration = .zero
 }

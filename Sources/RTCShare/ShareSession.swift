@@ -36,7 +36,13 @@ public final class ShareSession: Sendable {
     /// Runs the share until its duration passes, `stop()` is called, or the source ends.
     /// Returns the counters; throws only for failures before anything was sent (a
     /// configuration that does not fit, an output that cannot be opened).
-    public func run<S: VideoSource>(source: S, budget: MemoryBudget, plan: MemoryPlan) throws(ShareError) -> ShareStats {
+    ///
+    /// `sinks` receive the encoded media in order (an `--output` IVF file is added from the
+    /// configuration); `audio`, if any, is pumped from the same loop. The session calls each
+    /// sink's `finish` once at the end, whatever the reason.
+    public func run<S: VideoSource>(source: S, budget: MemoryBudget, plan: MemoryPlan,
+                                    sinks extraSinks: [any MediaSink] = [],
+                                    audio: (any AudioPath)? = nil) throws(ShareError) -> ShareStats {
         let output = plan.outputSize
         onEvent(.starting(source: source.name, output: output, framesPerSecond: configuration.framesPerSecond))
 
@@ -45,7 +51,6 @@ public final class ShareSession: Sendable {
         let ring: FrameRing
         let outputPool: FramePool?
         let transformer: FrameTransformer?
-        var ivf: IVFWriter? = nil
         do {
             sourcePool = try FramePool(budget: budget, format: source.format, maxWidth: source.frameWidth,
                                        maxHeight: source.frameHeight, count: MemoryPlan.sourceSlots)
@@ -69,12 +74,14 @@ public final class ShareSession: Sendable {
             throw .source(error.description)
         }
         var encoder = try makeEncoder(output)
+        var sinks = extraSinks
         if let path = configuration.ivfPath {
-            do {
-                ivf = try IVFWriter(path: path, width: output.width, height: output.height)
-            } catch {
-                throw .output("\(error)")
-            }
+            sinks.insert(try IVFSink(path: path, width: output.width, height: output.height), at: 0)
+        }
+        var sinksFinished = false
+        defer {
+            // A failure before the loop still closes what was opened.
+            if !sinksFinished { for sink in sinks { try? sink.finish(.failed("not started")) } }
         }
 
         // The capture thread.
@@ -110,7 +117,8 @@ public final class ShareSession: Sendable {
         var heartbeatsSeen = 0
         var reason = FinishReason.stopped
 
-        func encodeKept(at now: MediaTime, forceKeyframe: Bool, isRepeat: Bool) throws(ShareError) {
+        func encodeKept(at now: MediaTime, mediaTimestamp: UInt32, forceKeyframe: Bool,
+                        isRepeat: Bool) throws(ShareError) {
             guard kept != nil else { return }
             if let outputPool, let transformer {
                 if inputGeneration != keptGeneration || encoderInput == nil {
@@ -129,15 +137,17 @@ public final class ShareSession: Sendable {
                 kept!.ptsMicroseconds = now.microseconds
             }
             if forceKeyframe { encoder.requestKeyframe(nowMicroseconds: now.microseconds) }
-            var writeError: MediaError?
+            var sendError: ShareError?
             func encodeSlot(_ slot: borrowing FrameSlot) throws(MediaError) -> Bool {
                 try encoder.encode(slot) { frame in
                     stats.encodedBytes += UInt64(frame.bytes.count)
                     if frame.isKeyframe { stats.keyframes += 1 }
-                    if ivf != nil {
-                        do throws(MediaError) {
-                            try ivf!.write(frame: frame.bytes, pts: frame.ptsMicroseconds)
-                        } catch { writeError = error }
+                    let outgoing = OutgoingVideoFrame(
+                        bytes: frame.bytes, isKeyframe: frame.isKeyframe, isDroppable: frame.isDroppable,
+                        captureTime: now, mediaTimestamp: mediaTimestamp, orientation: .up,
+                        width: output.width, height: output.height)
+                    for sink in sinks where sendError == nil {
+                        do throws(ShareError) { try sink.send(video: outgoing) } catch { sendError = error }
                     }
                 }
             }
@@ -151,7 +161,7 @@ public final class ShareSession: Sendable {
             } catch {
                 throw .pipeline("encode: \(error)")
             }
-            if let writeError { throw .output("\(writeError)") }
+            if let sendError { throw sendError }
             if delivered {
                 stats.encodedFrames += 1
                 if isRepeat { stats.repeatedFrames += 1 }
@@ -163,8 +173,9 @@ public final class ShareSession: Sendable {
         func handle(_ action: FramePacerStateMachine.Action?, at now: MediaTime) throws(ShareError) {
             guard let action else { return }
             switch action {
-            case .encode(let which, _, _, let forceKeyframe, _):
-                try encodeKept(at: now, forceKeyframe: forceKeyframe, isRepeat: which == .repeatLast)
+            case .encode(let which, _, let timestamp, let forceKeyframe, _):
+                try encodeKept(at: now, mediaTimestamp: timestamp, forceKeyframe: forceKeyframe,
+                               isRepeat: which == .repeatLast)
             case .dropSourceFrame(let why):
                 if why == .tooFast { stats.droppedTooFast += 1 }
             }
@@ -210,6 +221,23 @@ public final class ShareSession: Sendable {
                     try handle(pacer.keyframeRequested(at: now), at: now)
                 }
                 if let wake = pacer.nextWakeup, wake <= now { try handle(pacer.tick(at: now), at: now) }
+                if let audio {
+                    try audio.pump(at: now) { (packet: OutgoingAudioPacket) throws(ShareError) in
+                        stats.audioPackets += 1
+                        stats.audioBytes += UInt64(packet.bytes.count)
+                        for sink in sinks { try sink.send(audio: packet) }
+                    }
+                }
+                var sinkWakeup: MediaTime? = nil
+                for sink in sinks {
+                    let requests = try sink.service(at: now)
+                    if requests.keyframe { try handle(pacer.keyframeRequested(at: now), at: now) }
+                    if let ceiling = requests.bitrateCeilingKbps {
+                        let kbps = min(max(ceiling, 1), configuration.bitrateKbps)
+                        do { try encoder.setBitrate(kbps: kbps) } catch { throw .pipeline("bitrate \(kbps) kbit/s: \(error)") }
+                    }
+                    if let w = requests.nextWakeup, w < (sinkWakeup ?? w + .microseconds(1)) { sinkWakeup = w }
+                }
                 if source.isLive {
                     let heartbeats = capture.heartbeats
                     if heartbeats > heartbeatsSeen {
@@ -231,6 +259,8 @@ public final class ShareSession: Sendable {
                 var wake = now + .milliseconds(5)
                 if let p = pacer.nextWakeup, p < wake { wake = p }
                 if let w = watchdog.nextWakeup, w < wake { wake = w }
+                if let w = audio?.nextWakeup, w < wake { wake = w }
+                if let w = sinkWakeup, w < wake { wake = w }
                 MonotonicClock.sleep(until: wake)
             }
         } catch {
@@ -240,8 +270,9 @@ public final class ShareSession: Sendable {
         capture.stop()
         encoderInput = nil
         kept = nil
-        if let file = ivf.take() {
-            do { try file.close() } catch {
+        sinksFinished = true
+        for sink in sinks {
+            do { try sink.finish(reason) } catch {
                 if case .failed = reason {} else { reason = .failed("\(error)") }
             }
         }

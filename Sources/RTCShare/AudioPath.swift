@@ -1,0 +1,13 @@
+import RTCShareMedia
+
+/// The audio side of a share as the run loop drives it: capture (a tone, a file, a producer's
+/// PCM), resampling to 48 kHz and Opus. It runs on the pipeline thread between video frames;
+/// each call encodes everything captured up to `now`, 20 ms at a time.
+public protocol AudioPath: AnyObject {
+    /// A name for logs ("testtone 440 Hz", "wav:talk.wav").
+    var name: String { get }
+    /// Encodes the audio captured up to `now`, handing each packet to `emit` in order.
+    func pump(at now: MediaTime, emit: (OutgoingAudioPacket) throws(ShareError) -> Void) throws(ShareError)
+    /// When the next packet is due (the run loop sleeps no longer than that).
+    var nextWakeup: MediaTime? { get }
+}

@@ -1,0 +1,69 @@
+import RTCShareCore
+import RTCShareMedia
+
+/// One encoded VP8 frame on its way out; the bytes are borrowed for the call only.
+public struct OutgoingVideoFrame {
+    /// The VP8 frame (RFC 6386).
+    public let bytes: UnsafeRawBufferPointer
+    public let isKeyframe: Bool
+    /// No later frame refers to this one (RFC 7741's N bit).
+    public let isDroppable: Bool
+    /// When the pixels were captured (repeats: when they were sent), on the monotonic clock.
+    public let captureTime: MediaTime
+    /// 90 kHz media timestamp without a random offset: from the capture clock, strictly
+    /// increasing. An RTP sender adds its stream's offset.
+    public let mediaTimestamp: UInt32
+    /// How the encoded picture must be turned to be upright: `.up` when the pipeline turned the
+    /// pixels, the source's tag when the orientation is signalled instead (CVO).
+    public let orientation: Orientation
+    public let width: Int
+    public let height: Int
+}
+
+/// One encoded Opus packet (20 ms at 48 kHz); the bytes are borrowed for the call only.
+public struct OutgoingAudioPacket {
+    public let bytes: UnsafeRawBufferPointer
+    /// When its first sample was captured, on the monotonic clock.
+    public let captureTime: MediaTime
+    /// 48 kHz media timestamp of its first sample, without a random offset.
+    public let mediaTimestamp: UInt32
+    /// Samples per channel (960 for 20 ms).
+    public let samples: Int
+    public let channels: Int
+}
+
+/// What a sink asks of the pipeline after reading its feedback.
+public struct SinkRequests: Sendable, Equatable {
+    /// A receiver lost the picture (PLI, FIR, or a NACK for a packet no longer held).
+    public var keyframe = false
+    /// A ceiling on the video bitrate (REMB, loss); nil: no change.
+    public var bitrateCeilingKbps: Int?
+    /// When the sink next wants `service` (reports to send); nil: no timer of its own.
+    public var nextWakeup: MediaTime?
+
+    public init(keyframe: Bool = false, bitrateCeilingKbps: Int? = nil, nextWakeup: MediaTime? = nil) {
+        self.keyframe = keyframe
+        self.bitrateCeilingKbps = bitrateCeilingKbps
+        self.nextWakeup = nextWakeup
+    }
+}
+
+/// Where a share's encoded media goes: a file, a peer. Every call comes on the pipeline thread,
+/// in media order; a sink never blocks (sockets are non-blocking, files are local). Between
+/// frames the run loop calls `service` so the sink can read feedback and send reports without
+/// a thread of its own.
+public protocol MediaSink: AnyObject {
+    /// A name for logs ("ivf share.ivf", "peer 127.0.0.1:5004").
+    var name: String { get }
+    func send(video frame: OutgoingVideoFrame) throws(ShareError)
+    func send(audio packet: OutgoingAudioPacket) throws(ShareError)
+    /// Reads what arrived, sends what is due; returns what the sink needs of the pipeline.
+    func service(at now: MediaTime) throws(ShareError) -> SinkRequests
+    /// The share is over: say goodbye (RTCP BYE), flush and close. Called once.
+    func finish(_ reason: FinishReason) throws(ShareError)
+}
+
+extension MediaSink {
+    public func send(audio packet: OutgoingAudioPacket) throws(ShareError) {}
+    public func service(at now: MediaTime) throws(ShareError) -> SinkRequests { SinkRequests() }
+}
