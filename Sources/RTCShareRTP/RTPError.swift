@@ -10,6 +10,9 @@ public enum RTPError: Error, Equatable, Sendable, CustomStringConvertible {
     case bufferTooSmall(needed: Int, available: Int)
     /// libsrtp2 refused (authentication failure, replay, bad key); its status code.
     case srtp(String, status: Int32)
+    /// SRTP keying material that cannot be used (bad base64, wrong length). The message never
+    /// holds key bytes.
+    case invalidKey(String)
 
     public var description: String {
         switch self {
@@ -17,6 +20,7 @@ public enum RTPError: Error, Equatable, Sendable, CustomStringConvertible {
         case .malformed(let m): "malformed: \(m)"
         case .bufferTooSmall(let n, let a): "buffer too small: \(n) bytes needed, \(a) available"
         case .srtp(let m, let s): "srtp: \(m) (status \(s))"
+        case .invalidKey(let m): "invalid SRTP key: \(m)"
         }
     }
 }
