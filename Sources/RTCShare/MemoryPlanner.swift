@@ -79,6 +79,19 @@ public enum MemoryPlanner {
             items.append(.init(name: "transform scratch", bytes: scratch))
             budget += MemoryPlan.outputSlots * outBytes + scratch
         }
+        if configuration.outputBudgetBytes > 0 {
+            items.append(.init(name: "packet history (retransmissions)", bytes: configuration.outputBudgetBytes))
+            budget += configuration.outputBudgetBytes
+        }
+        if configuration.outputHeapBytes > 0 {
+            items.append(.init(name: "SRTP, RTCP and sockets", bytes: configuration.outputHeapBytes))
+        }
+        if let audio = configuration.audio {
+            // Opus state, framing ring and buffers in the budget; libspeexdsp, libogg and a
+            // WAV read buffer on the heap (measured: see Resampler, OggOpusWriter).
+            items.append(.init(name: "audio: Opus 48 kHz, resampler, 20 ms framing", bytes: audio.budgetBytes + audio.heapBytes))
+            budget += audio.budgetBytes
+        }
         budget += budgetSlackBytes
         items.append(.init(name: "budget bookkeeping", bytes: budgetSlackBytes))
         return MemoryPlan(outputSize: output, items: items, budgetBytes: budget,
@@ -101,11 +114,15 @@ extension MemoryPlanner {
     /// largest size that would fit.
     public static func resolve<S: VideoSource>(_ configuration: ShareConfiguration,
                                                for source: S) throws(ShareError) -> MemoryPlan {
-        let (uw, uh) = (source.fixedOrientation ?? .up).uprightSize(width: source.frameWidth,
-                                                                     height: source.frameHeight)
+        // With the orientation signalled (CVO) the picture is encoded as stored, not turned.
+        let turn = configuration.signalsOrientation ? Orientation.up : (source.fixedOrientation ?? .up)
+        let (uw, uh) = turn.uprightSize(width: source.frameWidth, height: source.frameHeight)
         let sourceIsPortrait = uh > uw
         func laidOut(_ size: PictureSize) -> PictureSize {
             let long = max(size.width, size.height), short = min(size.width, size.height)
+            if configuration.signalsOrientation {
+                return sourceIsPortrait ? PictureSize(width: short, height: long) : PictureSize(width: long, height: short)
+            }
             switch configuration.outputOrientation {
             case .landscape: return PictureSize(width: long, height: short)
             case .portrait: return PictureSize(width: short, height: long)
@@ -116,7 +133,8 @@ extension MemoryPlanner {
         func plan(_ output: PictureSize) -> MemoryPlan {
             var p = Self.plan(configuration: configuration, sourceFormat: source.format,
                               sourceWidth: source.frameWidth, sourceHeight: source.frameHeight,
-                              sourceAlwaysUpright: source.fixedOrientation == .up, output: output)
+                              sourceAlwaysUpright: source.fixedOrientation == .up || configuration.signalsOrientation,
+                              output: output)
             if source.budgetBytes > 0 {
                 p.items.append(.init(name: "\(source.name) working memory", bytes: source.budgetBytes))
                 p.budgetBytes += source.budgetBytes

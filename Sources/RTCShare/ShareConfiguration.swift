@@ -18,8 +18,20 @@ public struct ShareConfiguration: Sendable, Equatable {
     public var ivfPath: String?
     /// Whole-process memory budget.
     public var memoryCapBytes = 50 << 20
+    /// The share's audio; nil: video only.
+    public var audio: AudioConfiguration?
     /// A live source that delivers nothing for this long is restarted.
     public var stallThreshold: MediaDuration = .seconds(1)
+    /// Send the orientation with each frame (CVO) instead of turning the pixels: the encoded
+    /// picture keeps the source's stored shape and the receiver turns it.
+    public var signalsOrientation = false
+    /// A keyframe at least this often, for receivers that join late and send no PLI (nil: only
+    /// on request, on start and on orientation changes).
+    public var keyframeInterval: MediaDuration?
+    /// Memory the outputs take from the frame budget (the packet history), and what they
+    /// allocate on their own (SRTP contexts, socket buffers): the planner counts both.
+    public var outputBudgetBytes = 0
+    public var outputHeapBytes = 0
 
     public init() {}
 }

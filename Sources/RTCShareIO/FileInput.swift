@@ -75,6 +75,17 @@ public final class FileInput {
         }
     }
 
+    /// Reads what is available, up to `destination.count` bytes; returns how many, 0 only at
+    /// the end of the file.
+    public func readAvailable(into destination: UnsafeMutableRawBufferPointer) throws(FileInputError) -> Int {
+        guard destination.count > 0, let target = destination.baseAddress else { return 0 }
+        if start == end, try !fill() { return 0 }
+        let n = min(end - start, destination.count)
+        target.copyMemory(from: buffer.baseAddress! + start, byteCount: n)
+        start += n
+        return n
+    }
+
     /// Fills `destination` completely; false if the file ended first (a clean end only when
     /// nothing at all was read).
     public func readExactly(into destination: UnsafeMutableRawBufferPointer) throws(FileInputError) -> Bool {

@@ -15,6 +15,11 @@ public enum MediaError: Error, Equatable, CustomStringConvertible {
     case vpx(VPXStatus, detail: String?)
     /// A file system call failed on `path`; `errno` is the C error number.
     case file(path: String, operation: FileOperation, errno: Int32)
+    /// Untrusted input (a WAV file, producer PCM) is not what it claims to be; the string says
+    /// what was wrong, for one line to the user.
+    case malformedInput(String)
+    /// A library call other than libvpx's failed (libspeexdsp, libogg); the string names it.
+    case library(String)
 
     /// libvpx's error kinds (`vpx_codec_err_t` other than OK).
     public enum VPXStatus: Equatable, Sendable {
@@ -31,7 +36,7 @@ public enum MediaError: Error, Equatable, CustomStringConvertible {
 
     /// The file system call that failed.
     public enum FileOperation: String, Sendable {
-        case open, write, seek, close
+        case open, read, write, seek, close
     }
 
     /// The error for a libvpx status, or nil for `VPX_CODEC_OK`. `context` (the codec the call
@@ -75,6 +80,10 @@ public enum MediaError: Error, Equatable, CustomStringConvertible {
             "libvpx: \(kind)" + (detail.map { " (\($0))" } ?? "")
         case .file(let path, let operation, let errno):
             "\(operation.rawValue) \(path): \(String(cString: strerror(errno)))"
+        case .malformedInput(let what):
+            what
+        case .library(let what):
+            what
         }
     }
 }

@@ -25,6 +25,11 @@ public struct OpusEncoder: ~Copyable {
         case audio
     }
 
+    /// Bytes of libopus state an encoder for `channels` (1 or 2) takes from the budget.
+    public static func stateBytes(channels: Int) -> Int {
+        Int(opus_encoder_get_size(Int32(channels == 1 ? 1 : 2)))
+    }
+
     /// Opens an encoder for 1 or 2 channels at `bitrate` bit/s with in-band FEC on.
     public init(budget: MemoryBudget, channels: Int, bitrate: Int = 64_000,
                 application: Application = .audio) throws(MediaError) {

@@ -15,6 +15,9 @@ final class Producer {
         var orientation: Orientation
         var toneHz: Double?
         var bigEndianAudio: Bool
+        /// PCM sample rate (a multiple of 50, so a 20 ms message is whole frames) and channels.
+        var audioRate: Int
+        var audioChannels: Int
         var duration: MediaDuration?
         var firstCounter: UInt32
         var bufferCount: Int
@@ -23,10 +26,8 @@ final class Producer {
         var quiet: Bool
     }
 
-    static let audioRate = 48_000
-    static let audioChannels = 2
     /// 20 ms per AUDIO message.
-    static let audioFrames = 960
+    static let audioMessagesPerSecond = 50
     static let retryInterval = MediaDuration.milliseconds(200)
 
     let settings: Settings
@@ -202,7 +203,7 @@ final class Producer {
             connection = nil
         }
         say("done: \(framesSent) frames sent (\(framesSkipped) skipped, no free buffer), "
-            + "\(audioFramesSent / Self.audioFrames) audio messages, \(connections) connections")
+            + "\(audioFramesSent / (settings.audioRate / Self.audioMessagesPerSecond)) audio messages, \(connections) connections")
     }
 
     /// Renders the next picture into a released buffer and names it in a FRAME.
@@ -244,8 +245,9 @@ final class Producer {
     /// One 20 ms AUDIO message of the tone, generated straight into the send buffer.
     private func sendAudio(on connection: borrowing IPCConnection, pts: MediaTime) {
         guard let hz = settings.toneHz else { return }
-        let frames = Self.audioFrames, channels = Self.audioChannels
-        let audio = IPCAudio(sampleRate: UInt32(Self.audioRate), channels: UInt16(channels),
+        let frames = settings.audioRate / Self.audioMessagesPerSecond, channels = settings.audioChannels
+        let rate = Double(settings.audioRate)
+        let audio = IPCAudio(sampleRate: UInt32(settings.audioRate), channels: UInt16(channels),
                              bigEndian: settings.bigEndianAudio, frames: UInt32(frames), ptsMicroseconds: pts.microseconds)
         let message = IPCMessage.audio(audio)
         let first = audioFramesSent
@@ -253,7 +255,7 @@ final class Producer {
         let ok = sendBuffer.withUnsafeMutableBytes { raw -> Bool in
             let pcm = raw.baseAddress! + IPCAudio.pcmOffset
             for i in 0..<frames {
-                let t = Double(first + i) / Double(Self.audioRate)
+                let t = Double(first + i) / rate
                 let sample = Int16(sin(2 * Double.pi * hz * t) * 0.25 * 32767)
                 let bits = bigEndian ? UInt16(bitPattern: sample).bigEndian : UInt16(bitPattern: sample).littleEndian
                 for c in 0..<channels { pcm.storeBytes(of: bits, toByteOffset: (i * channels + c) * 2, as: UInt16.self) }

@@ -30,8 +30,14 @@ struct ProducerCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Sine tone frequency in Hz.", valueName: "hz"))
     var tone = 440.0
 
-    @Option(name: .customLong("audio-endian"), help: "Byte order of the PCM sent: le or be.")
+    @Option(name: .customLong("audio-endian"), help: "Byte order of the PCM sent: le (little) or be (big).")
     var audioEndian = "le"
+
+    @Option(name: .customLong("audio-rate"), help: "PCM sample rate in Hz (8000...192000, a multiple of 50).")
+    var audioRate = 48_000
+
+    @Option(name: .customLong("audio-channels"), help: "PCM channels: 1 or 2.")
+    var audioChannels = 2
 
     @Flag(name: .customLong("no-audio"), help: "Send no audio.")
     var noAudio = false
@@ -65,9 +71,16 @@ struct ProducerCommand: ParsableCommand {
         }
         guard (1...8).contains(orientation) else { throw ValidationError("--orientation must be 1...8, not \(orientation)") }
         guard tone > 0, tone < 24_000 else { throw ValidationError("--tone must be in (0, 24000) Hz") }
-        guard audioEndian == "le" || audioEndian == "be" else {
-            throw ValidationError("--audio-endian must be le or be, not '\(audioEndian)'")
+        guard ["le", "be", "little", "big"].contains(audioEndian) else {
+            throw ValidationError("--audio-endian must be le (little) or be (big), not '\(audioEndian)'")
         }
+        guard IPCProtocol.sampleRates.contains(UInt32(clamping: audioRate)), audioRate % 50 == 0 else {
+            throw ValidationError("--audio-rate must be 8000...192000 Hz and a multiple of 50, not \(audioRate)")
+        }
+        guard audioChannels == 1 || audioChannels == 2 else {
+            throw ValidationError("--audio-channels must be 1 or 2, not \(audioChannels)")
+        }
+        guard tone < Double(audioRate) / 2 else { throw ValidationError("--tone must be below half the --audio-rate") }
         if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds") }
         guard (1...IPCProtocol.maxBuffers).contains(buffers) else {
             throw ValidationError("--buffers must be 1...\(IPCProtocol.maxBuffers), not \(buffers)")
@@ -89,7 +102,8 @@ struct ProducerCommand: ParsableCommand {
         let settings = Producer.Settings(
             socket: socket, size: Self.parseSize(size)!, framesPerSecond: fps,
             format: ProducerFormat(rawValue: format)!, orientation: Orientation(rawValue: orientation)!,
-            toneHz: noAudio ? nil : tone, bigEndianAudio: audioEndian == "be",
+            toneHz: noAudio ? nil : tone, bigEndianAudio: audioEndian == "be" || audioEndian == "big",
+            audioRate: audioRate, audioChannels: audioChannels,
             duration: duration.map { MediaDuration(microseconds: Int64($0 * 1_000_000)) },
             firstCounter: firstCounter, bufferCount: buffers, name: name, strideAlign: strideAlign, quiet: quiet)
         do {

@@ -39,6 +39,16 @@ struct ShareOptions: ParsableArguments {
                                valueName: "size"))
     var ipcMaxSize = "1280x720"
 
+    @Option(help: ArgumentHelp("Audio: testtone (a sine), wav:PATH (16-bit PCM WAV or RIFX, mono/stereo, 8-192 kHz), ipc (the producer's PCM, with --source ipc:PATH) or none. Default: ipc with --source ipc:PATH, none otherwise. Sent as Opus, 20 ms at 48 kHz.",
+                               valueName: "audio"))
+    var audio: String?
+
+    @Option(name: .customLong("audio-bitrate"), help: "Opus bitrate in kbit/s (6...510).")
+    var audioBitrate = AudioConfiguration.defaultBitrate / 1000
+
+    @Option(name: .customLong("tone-hz"), help: ArgumentHelp("testtone only: the tone's frequency in Hz.", visibility: .hidden))
+    var toneHz = TestTone.defaultFrequency
+
     @Option(name: .customLong("testsrc-fps"), help: ArgumentHelp("testsrc only: its capture rate.", visibility: .hidden))
     var testsrcFps = 30
 
@@ -86,6 +96,19 @@ struct ShareOptions: ParsableArguments {
         guard PictureSize(parsing: ipcMaxSize) != nil else {
             throw ValidationError("--ipc-max-size must be WxH with even sides in 16...4096, not '\(ipcMaxSize)'")
         }
+        if let audio, audio != "none", audio != "testtone", audio != "ipc", !audio.hasPrefix("wav:") {
+            throw ValidationError("--audio must be testtone, wav:PATH, ipc or none, not '\(audio)'")
+        }
+        guard audio != "wav:" else { throw ValidationError("--audio wav: needs the path of a WAV file") }
+        if audio == "ipc", !source.hasPrefix("ipc:") {
+            throw ValidationError("--audio ipc needs --source ipc:PATH (the producer sends the audio)")
+        }
+        guard (6...510).contains(audioBitrate) else {
+            throw ValidationError("--audio-bitrate must be 6...510 kbit/s, not \(audioBitrate)")
+        }
+        guard TestTone.frequencies.contains(toneHz) else {
+            throw ValidationError("--tone-hz must be 20...20000 Hz, not \(toneHz)")
+        }
         guard source != "x11:" else { throw ValidationError("--source x11: needs a display, e.g. x11::0 (or x11 for $DISPLAY)") }
         guard source != "y4m:" else { throw ValidationError("--source y4m: needs a path (or - for standard input)") }
     }
@@ -112,6 +135,7 @@ struct ShareOptions: ParsableArguments {
         c.idleFramesPerSecond = idleFps
         c.bitrateKbps = bitrate
         c.memoryCapBytes = Self.parseBytes(memCap) ?? (50 << 20)
+        c.audio = audioInput.map { AudioConfiguration(input: $0, bitrate: audioBitrate * 1000) }
         return c
     }
 }
@@ -126,4 +150,16 @@ extension ShareOptions {
 extension ShareOptions {
     /// The socket path of `ipc:PATH`, or nil for other sources.
     var ipcPath: String? { source.hasPrefix("ipc:") ? String(source.dropFirst("ipc:".count)) : nil }
+}
+
+extension ShareOptions {
+    /// The parsed --audio, with its default (ipc for an ipc source, else none); nil: no audio.
+    var audioInput: AudioConfiguration.Input? {
+        switch audio ?? (ipcPath != nil ? "ipc" : "none") {
+        case "testtone": .testTone(frequency: toneHz)
+        case "ipc": .ipc
+        case let text where text.hasPrefix("wav:"): .wav(path: String(text.dropFirst("wav:".count)))
+        default: nil
+        }
+    }
 }

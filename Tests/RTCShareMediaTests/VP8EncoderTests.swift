@@ -8,7 +8,7 @@ import Testing
     func decodesBackToTheInputPicture(width: Int, height: Int, kbps: Int) throws {
         let rig = try EncodeRig(width: width, height: height)
         var encoder = try VP8Encoder(.init(width: width, height: height, bitrateKbps: kbps))
-        let decoder = try VP8TestDecoder()
+        let decoder = try VP8Decoder()
         let output = OutputBuffer(count: encoder.maximumFrameBytes)
         let flat = rig.screen.flatArea
         var decoded = 0
@@ -70,7 +70,7 @@ import Testing
         #expect(encoder.stats.keyframesOut == 3)
 
         // A decoder that joins at the requested keyframe needs nothing before it.
-        let late = try VP8TestDecoder()
+        let late = try VP8Decoder()
         try requestedKeyframe.withUnsafeBytes { bytes in
             try late.decode(bytes) { #expect($0.width == 640 && $0.height == 360) }
         }
