@@ -31,8 +31,14 @@ let package = Package(
                        providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CSRTP", path: "Sources/CSRTP", pkgConfig: "libsrtp2",
                        providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
+                       providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CXCB", path: "Sources/CXCB", pkgConfig: "xcb-shm",
                        providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev"])]),
+        .systemLibrary(name: "CSpeexDSP", path: "Sources/CSpeexDSP", pkgConfig: "speexdsp",
+                       providers: [.apt(["libspeexdsp-dev"])]),
+        .systemLibrary(name: "COgg", path: "Sources/COgg", pkgConfig: "ogg",
+                       providers: [.apt(["libogg-dev"])]),
 
         // Swift face of CCore: owned pools and slots as values, pixels borrowed inside closures.
         .target(name: "RTCShareCore", dependencies: ["CCore"]),
@@ -41,7 +47,7 @@ let package = Package(
         .target(name: "CShims", dependencies: ["CVPX", "COpus"]),
 
         // Media that needs no OS: test source, Y4M, frame marker, VP8 encoder, IVF writer.
-        .target(name: "RTCShareMedia", dependencies: ["RTCShareCore", "CShims", "CVPX", "COpus"]),
+        .target(name: "RTCShareMedia", dependencies: ["RTCShareCore", "CShims", "CVPX", "COpus", "CSpeexDSP", "COgg"]),
 
         // The edge: the monotonic clock, threads, file input (later sockets and capture).
         .target(name: "RTCShareIO", dependencies: ["RTCShareMedia", "CIPCShims"]),
@@ -73,10 +79,10 @@ let package = Package(
         ),
 
         .testTarget(name: "RTCShareCoreTests", dependencies: ["RTCShareCore"]),
-        .testTarget(name: "RTCShareTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO"]),
-        .testTarget(name: "InteropTests", dependencies: ["RTCShareMedia", "rtcshare", "rtcshare-producer", "RTCShareIO", "CXCB"]),
-        .testTarget(name: "RTCShareRTPTests", dependencies: ["RTCShareRTP", "RTCShareCore", "RTCShareMedia"]),
+        .testTarget(name: "RTCShareTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP"]),
+        .testTarget(name: "InteropTests", dependencies: ["RTCShareMedia", "RTCShareRTP", "rtcshare", "rtcshare-producer", "RTCShareIO", "CXCB"]),
+        .testTarget(name: "RTCShareRTPTests", dependencies: ["RTCShareRTP", "RTCShareCore", "RTCShareMedia", "COpenSSL"]),
         .testTarget(name: "RTCShareMediaTests",
-                    dependencies: ["RTCShareMedia", "RTCShareCore", "CShims", "CVPX", "COpus"]),
+                    dependencies: ["RTCShareMedia", "RTCShareCore", "CShims", "CVPX", "COpus", "CSpeexDSP"]),
     ]
 )

@@ -18,6 +18,18 @@ public struct OutgoingVideoFrame {
     public let orientation: Orientation
     public let width: Int
     public let height: Int
+
+    public init(bytes: UnsafeRawBufferPointer, isKeyframe: Bool, isDroppable: Bool, captureTime: MediaTime,
+                mediaTimestamp: UInt32, orientation: Orientation, width: Int, height: Int) {
+        self.bytes = bytes
+        self.isKeyframe = isKeyframe
+        self.isDroppable = isDroppable
+        self.captureTime = captureTime
+        self.mediaTimestamp = mediaTimestamp
+        self.orientation = orientation
+        self.width = width
+        self.height = height
+    }
 }
 
 /// One encoded Opus packet (20 ms at 48 kHz); the bytes are borrowed for the call only.
@@ -30,6 +42,14 @@ public struct OutgoingAudioPacket {
     /// Samples per channel (960 for 20 ms).
     public let samples: Int
     public let channels: Int
+
+    public init(bytes: UnsafeRawBufferPointer, captureTime: MediaTime, mediaTimestamp: UInt32, samples: Int, channels: Int) {
+        self.bytes = bytes
+        self.captureTime = captureTime
+        self.mediaTimestamp = mediaTimestamp
+        self.samples = samples
+        self.channels = channels
+    }
 }
 
 /// What a sink asks of the pipeline after reading its feedback.
@@ -61,9 +81,12 @@ public protocol MediaSink: AnyObject {
     func service(at now: MediaTime) throws(ShareError) -> SinkRequests
     /// The share is over: say goodbye (RTCP BYE), flush and close. Called once.
     func finish(_ reason: FinishReason) throws(ShareError)
+    /// Transport figures, for outputs that have them (nil for files).
+    var transportStats: TransportStats? { get }
 }
 
 extension MediaSink {
     public func send(audio packet: OutgoingAudioPacket) throws(ShareError) {}
     public func service(at now: MediaTime) throws(ShareError) -> SinkRequests { SinkRequests() }
+    public var transportStats: TransportStats? { nil }
 }

@@ -22,7 +22,10 @@ public final class ShareSession: Sendable {
     }
 
     /// Asks a running share to stop; safe from any thread (a signal handler's thread included).
+    /// A stop asked for before `run` makes `run` return at once.
     public func stop() { stopRequested.store(true, ordering: .releasing) }
+
+    public var isStopRequested: Bool { stopRequested.load(ordering: .acquiring) }
 
     /// Changes the VP8 bitrate from the next frame on; safe from any thread.
     public func setBitrate(kbps: Int) {
@@ -106,11 +109,14 @@ public final class ShareSession: Sendable {
         var watchdog = StallWatchdogStateMachine(
             configuration: .init(stallThreshold: configuration.stallThreshold), startedAt: startedAt)
         var stats = ShareStats()
+        var nextProgress = startedAt + .seconds(1)
         onEvent(.started)
 
         // The frame the source delivered last ("kept") and the encoder input made from it.
         var kept: FrameSlot?
+        var keptOrientation = Orientation.up
         var keptGeneration = 0
+        var lastKeyframeAt: MediaTime? = nil
         var encoderInput: FrameSlot?
         var inputGeneration = -1
         var restartsSeen = 0
@@ -125,7 +131,9 @@ public final class ShareSession: Sendable {
                     encoderInput = nil  // give its slot back before taking the next
                     do {
                         var next = try outputPool.acquire(format: .i420, width: output.width, height: output.height)
-                        try transformer.apply(kept!, into: &next)
+                        // With CVO the pixels stay as stored; the tag travels instead.
+                        try transformer.apply(kept!, into: &next,
+                                              orientation: configuration.signalsOrientation ? .up : nil)
                         encoderInput = consume next
                     } catch {
                         throw .pipeline("transform: \(error)")
@@ -136,15 +144,23 @@ public final class ShareSession: Sendable {
             } else {
                 kept!.ptsMicroseconds = now.microseconds
             }
-            if forceKeyframe { encoder.requestKeyframe(nowMicroseconds: now.microseconds) }
+            var wantsKeyframe = forceKeyframe
+            if let interval = configuration.keyframeInterval, let last = lastKeyframeAt, now - last >= interval {
+                wantsKeyframe = true
+            }
+            if wantsKeyframe { encoder.requestKeyframe(nowMicroseconds: now.microseconds) }
             var sendError: ShareError?
             func encodeSlot(_ slot: borrowing FrameSlot) throws(MediaError) -> Bool {
                 try encoder.encode(slot) { frame in
                     stats.encodedBytes += UInt64(frame.bytes.count)
-                    if frame.isKeyframe { stats.keyframes += 1 }
+                    if frame.isKeyframe {
+                        stats.keyframes += 1
+                        lastKeyframeAt = now
+                    }
                     let outgoing = OutgoingVideoFrame(
                         bytes: frame.bytes, isKeyframe: frame.isKeyframe, isDroppable: frame.isDroppable,
-                        captureTime: now, mediaTimestamp: mediaTimestamp, orientation: .up,
+                        captureTime: now, mediaTimestamp: mediaTimestamp,
+                        orientation: configuration.signalsOrientation ? keptOrientation : .up,
                         width: output.width, height: output.height)
                     for sink in sinks where sendError == nil {
                         do throws(ShareError) { try sink.send(video: outgoing) } catch { sendError = error }
@@ -207,6 +223,7 @@ public final class ShareSession: Sendable {
                     let orientation = frame.orientation
                     let captureTime = MediaTime(microseconds: frame.ptsMicroseconds)
                     kept = consume frame
+                    keptOrientation = orientation
                     keptGeneration += 1
                     if source.isLive { handle(watchdog.frameArrived(at: now)) }
                     let action = pacer.frameArrived(at: now, captureTime: captureTime,
@@ -254,6 +271,16 @@ public final class ShareSession: Sendable {
                 if capture.hasEnded {
                     if let failure = capture.failure { reason = .failed(failure); break }
                     if ring.stats.count == 0 { reason = .sourceEnded; break }
+                }
+                if now >= nextProgress {
+                    nextProgress = nextProgress + .seconds(1)
+                    stats.elapsed = now - startedAt
+                    stats.droppedByRing = ring.stats.droppedOldest
+                    stats.sourceRestarts = watchdog.counters.restarts
+                    onEvent(.progress(ShareProgress(
+                        stats: stats, transport: sinks.lazy.compactMap { $0.transportStats }.first,
+                        residentBytes: PeakMemory.currentResidentBytes(),
+                        peakResidentBytes: PeakMemory.residentBytes())))
                 }
                 // Sleep to the next deadline, but wake at least every 5 ms to pick up frames.
                 var wake = now + .milliseconds(5)

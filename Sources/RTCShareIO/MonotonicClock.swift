@@ -17,3 +17,13 @@ public enum MonotonicClock {
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
     }
 }
+
+/// The wall clock (CLOCK_REALTIME) in microseconds since the Unix epoch: only for the NTP
+/// timestamps of RTCP sender reports, never for pacing.
+public enum WallClock {
+    public static func nowMicroseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1_000
+    }
+}

@@ -13,8 +13,14 @@ struct ShareCommand: ParsableCommand {
 
     @OptionGroup var options: ShareOptions
 
+    @OptionGroup(title: "Sending to a peer") var peer: PeerOptions
+
     @Option(help: ArgumentHelp("Write the VP8 stream to an IVF file.", valueName: "file.ivf"))
     var output: String?
+
+    @Option(name: .customLong("audio-output"),
+            help: ArgumentHelp("Write the Opus audio to an Ogg Opus file (.ogg or .opus).", valueName: "file.ogg"))
+    var audioOutput: String?
 
     @Option(help: "Stop after this many seconds.")
     var duration: Double?
@@ -22,20 +28,45 @@ struct ShareCommand: ParsableCommand {
     @Flag(help: "Print only errors.")
     var quiet = false
 
+    @Option(name: .customLong("stats-json"),
+            help: ArgumentHelp("Append one JSON object per second (and the counters so far) to this file.", valueName: "file"))
+    var statsJSON: String?
+
     func validate() throws {
         if let duration, !(duration > 0 && duration <= 366 * 86_400) {
             throw ValidationError("--duration must be a positive number of seconds")
         }
-        guard output != nil else {
-            throw ValidationError("nothing to send to: give --output FILE.ivf (--peer and --whip are not available yet)")
+        guard output != nil || peer.peer != nil || audioOutput != nil else {
+            throw ValidationError("nothing to send to: give --peer HOST:PORT or --output FILE.ivf (--whip is not available yet)")
+        }
+        if let audioOutput {
+            guard options.audioInput != nil else {
+                throw ValidationError("--audio-output needs audio: give --audio testtone, wav:PATH or ipc")
+            }
+            guard audioOutput.hasSuffix(".ogg") || audioOutput.hasSuffix(".opus") else {
+                throw ValidationError("--audio-output must name an .ogg or .opus file, not '\(audioOutput)'")
+            }
         }
     }
 
     func run() throws {
         var configuration = options.configuration
         configuration.ivfPath = output
+        configuration.audio?.oggPath = audioOutput
         configuration.duration = duration.map { .microseconds(Int64($0 * 1_000_000)) }
-        let log = Log(quiet: quiet)
+        let log = Log(quiet: quiet, statsJSONPath: statsJSON)
+        let peerConfiguration: PeerConfiguration?
+        do {
+            peerConfiguration = try peer.configuration(audio: configuration.audio)
+        } catch {
+            log.fail(error.description)
+        }
+        if let peerConfiguration {
+            configuration.signalsOrientation = peerConfiguration.signalsOrientation
+            configuration.keyframeInterval = .microseconds(Int64(peer.keyframeInterval * 1_000_000))
+            configuration.outputBudgetBytes = PeerSink.budgetBytes(peerConfiguration)
+            configuration.outputHeapBytes = PeerSink.heapBytes
+        }
 
         do {
             if options.source == "testsrc" {
@@ -44,19 +75,19 @@ struct ShareCommand: ParsableCommand {
                 let source = TestSource(width: asked.width, height: asked.height,
                                         framesPerSecond: options.testsrcFps, orientation: orientation,
                                         stallAfter: options.stall?.after, stallFor: options.stall?.duration ?? .zero)
-                try runShare(source, configuration, log)
+                try runShare(source, configuration, peerConfiguration, log)
             } else if options.isX11 {
                 let source = try X11Source(display: options.x11Display, framesPerSecond: configuration.framesPerSecond)
-                try runShare(source, source.fit(configuration), log)
+                try runShare(source, source.fit(configuration), peerConfiguration, log)
             } else if let path = options.ipcPath {
                 let quiet = self.quiet
                 let source = IPCSource(path: path, maxSize: PictureSize(parsing: options.ipcMaxSize) ?? IPCSource.defaultMaxSize,
                                        log: { if !quiet { log.line("rtcshare: \($0)") } })
-                try runShare(source, configuration, log)
+                try runShare(source, configuration, peerConfiguration, log)
             } else {
                 let path = String(options.source.dropFirst("y4m:".count))
                 let source = try Y4MSource(path: path, fallbackFramesPerSecond: configuration.framesPerSecond)
-                try runShare(source, configuration, log)
+                try runShare(source, configuration, peerConfiguration, log)
             }
         } catch let error as SourceError {
             log.fail(error.description)
@@ -65,7 +96,8 @@ struct ShareCommand: ParsableCommand {
         }
     }
 
-    private func runShare<S: VideoSource>(_ source: S, _ configuration: ShareConfiguration, _ log: Log) throws(ShareError) {
+    private func runShare<S: VideoSource>(_ source: S, _ configuration: ShareConfiguration,
+                                          _ peerConfiguration: PeerConfiguration?, _ log: Log) throws(ShareError) {
         let plan = try MemoryPlanner.resolve(configuration, for: source)
         let budget: MemoryBudget
         do {
@@ -73,53 +105,57 @@ struct ShareCommand: ParsableCommand {
         } catch {
             throw .doesNotFit("cannot map the \(plan.budgetBytes >> 10) KiB frame budget: \(error)")
         }
+        let (audio, audioSinks) = try makeAudio(configuration, source, budget, log)
+        var sinks = audioSinks
         let session = ShareSession(configuration: configuration) { event in log.event(event) }
         let signals = SignalWatcher { session.stop() }
         defer { _ = signals }
-        let stats = try session.run(source: source, budget: budget, plan: plan)
-        log.summary(stats, plan: plan)
+        if let peerConfiguration {
+            let sink = try PeerSink(configuration: peerConfiguration, budget: budget)
+            try writeSDP(sink, log)
+            sinks.append(sink)
+            if peer.startDelay > 0 {
+                // Interruptible: a signal during the wait still ends the run at once.
+                let until = MonotonicClock.now() + .microseconds(Int64(peer.startDelay * 1_000_000))
+                while MonotonicClock.now() < until && !session.isStopRequested {
+                    MonotonicClock.sleep(until: min(until, MonotonicClock.now() + .milliseconds(20)))
+                }
+            }
+        }
+        let stats = try session.run(source: source, budget: budget, plan: plan, sinks: sinks, audio: audio)
+        log.summary(stats, plan: plan, transport: sinks.lazy.compactMap { $0.transportStats }.first)
     }
 }
 
-/// Lines for the user on standard error: events as they happen and a summary at the end.
-struct Log: Sendable {
-    let quiet: Bool
+extension ShareCommand {
+    /// The audio path (`--audio`) and its Ogg Opus output (`--audio-output`), if any.
+    private func makeAudio<S: VideoSource>(_ configuration: ShareConfiguration, _ source: S, _ budget: MemoryBudget,
+                                           _ log: Log) throws(ShareError) -> ((any AudioPath)?, [any MediaSink]) {
+        guard let settings = configuration.audio else { return (nil, []) }
+        let audio = try settings.makePath(for: source, budget: budget) { if !log.quiet { log.line("rtcshare: \($0)") } }
+        if !log.quiet { log.line("rtcshare: audio: \(audio.name)") }
+        guard let path = settings.oggPath else { return (audio, []) }
+        let sink = try OggOpusSink(path: path, channels: audio.channels, preSkip: audio.preSkip,
+                                   inputSampleRate: audio.inputSampleRate,
+                                   serial: Int32(truncatingIfNeeded: MonotonicClock.now().microseconds))
+        return (audio, [sink])
+    }
+}
 
-    func event(_ event: ShareEvent) {
-        guard !quiet else { return }
-        switch event {
-        case .starting(let source, let output, let fps):
-            line("rtcshare: starting: \(source) -> VP8 \(output) at \(fps) fps")
-        case .started:
-            break
-        case .sourceStalled(let attempt):
-            line("rtcshare: source stalled; restarting it (attempt \(attempt))")
-        case .sourceRecovered(let ms):
-            line("rtcshare: source recovered after \(ms) ms")
-        case .finished(let reason):
-            line("rtcshare: finished: \(reason)")
+extension ShareCommand {
+    /// `--sdp FILE`: what a receiver opens, written before the first packet.
+    private func writeSDP(_ sink: PeerSink, _ log: Log) throws(ShareError) {
+        let text = sink.sessionDescription().render()
+        guard let path = peer.sdp else {
+            if !log.quiet { log.line("rtcshare: sending to \(sink.configuration.videoPeer) (no --sdp: receivers need the key from --srtp-key)") }
+            return
         }
-    }
-
-    func summary(_ s: ShareStats, plan: MemoryPlan) {
-        guard !quiet else { return }
-        let seconds = Double(s.elapsed.microseconds) / 1_000_000
-        let kbps = seconds > 0 ? Double(s.encodedBytes) * 8 / 1000 / seconds : 0
-        line("rtcshare: \(s.encodedFrames) frames in \(String(format1: seconds)) s (\(s.repeatedFrames) repeats, "
-             + "\(s.keyframes) keyframes), \(Int(kbps)) kbit/s; source \(s.sourceFrames) frames, "
-             + "dropped \(s.droppedTooFast) too fast + \(s.droppedByRing) queue + \(s.droppedByEncoder) encoder; "
-             + "restarts \(s.sourceRestarts); peak RSS \(PeakMemory.residentBytes() >> 20) MiB")
-    }
-
-    func fail(_ message: String) -> Never {
-        line("rtcshare: error: \(message)")
-        exit(1)
-    }
-
-    func line(_ text: String) {
-        var text = text
-        text.append("\n")
-        _ = text.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+        do {
+            try FileOutput.write(text, to: path, mode: 0o600)  // it holds the SRTP key
+        } catch {
+            throw .output("--sdp \(path): \(error)")
+        }
+        if !log.quiet { log.line("rtcshare: sending to \(sink.configuration.videoPeer); SDP in \(path)") }
     }
 }
 

@@ -1,0 +1,39 @@
+import RTCShareIO
+import RTCShareRTP
+
+/// How `--peer host:port` sends: where to, how protected, which RTP features.
+public struct PeerConfiguration: Sendable {
+    /// Video RTP (and muxed RTCP) goes here.
+    public var videoPeer: SocketAddress
+    /// Audio RTP goes here (default: the video port + 2; SDP receivers bind port and port+1 per
+    /// media section, so sections must be at least two ports apart).
+    public var audioPeer: SocketAddress
+    /// Largest UDP payload, SRTP trailer and header extensions included.
+    public var mtu = 1200
+    /// nil: plain RTP (`--insecure`).
+    public var protection: SRTPMasterKey?
+    /// Send the orientation in a header extension (CVO) instead of turning the pixels.
+    public var signalsOrientation = false
+    /// Retransmit on an RFC 4588 RTX stream instead of resending the packet as it was.
+    public var usesRTX = false
+    /// RTCP to port+1 of each peer (from a socket of its own), instead of on the RTP ports.
+    public var separateRTCPPorts = false
+    /// Bytes of sent video kept for retransmission.
+    public var historyBytes = 512 << 10
+    /// Whether audio is sent (an audio section in the SDP, an Opus stream).
+    public var sendsAudio = false
+    public var audioChannels = 2
+
+    /// Payload types and header extension ids rtcshare uses (dynamic range, what WebRTC peers use).
+    public static let vp8PayloadType: UInt8 = 96
+    public static let rtxPayloadType: UInt8 = 97
+    public static let opusPayloadType: UInt8 = 111
+    public static let absSendTimeID: UInt8 = 2
+    public static let transportSequenceID: UInt8 = 3
+    public static let videoOrientationID: UInt8 = 4
+
+    public init(videoPeer: SocketAddress, audioPeer: SocketAddress? = nil) {
+        self.videoPeer = videoPeer
+        self.audioPeer = audioPeer ?? videoPeer.with(port: videoPeer.port <= 65_533 ? videoPeer.port + 2 : videoPeer.port - 2)
+    }
+}

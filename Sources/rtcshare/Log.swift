@@ -1,0 +1,115 @@
+import Glibc
+import RTCShare
+import RTCShareIO
+import RTCShareMedia
+
+/// Lines for the user on standard error: events as they happen, a status line a second on a
+/// terminal, and a summary at the end; `--stats-json` gets one JSON object a second.
+final class Log: @unchecked Sendable {
+    // Sendable: events come from the pipeline thread only; `fail` and `line` are plain writes.
+    let quiet: Bool
+    private let statusLines: Bool
+    private var statsFile: Int32 = -1
+    private var previous: ShareProgress?
+
+    init(quiet: Bool, statusLines: Bool? = nil, statsJSONPath: String? = nil) {
+        self.quiet = quiet
+        self.statusLines = !quiet && (statusLines ?? (isatty(STDERR_FILENO) == 1))
+        if let path = statsJSONPath {
+            statsFile = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            if statsFile < 0 { fail("cannot write --stats-json \(path): \(String(cString: strerror(errno)))") }
+        }
+    }
+
+    deinit { if statsFile >= 0 { close(statsFile) } }
+
+    func event(_ event: ShareEvent) {
+        if case .progress(let p) = event {
+            progress(p)
+            return
+        }
+        guard !quiet else { return }
+        switch event {
+        case .starting(let source, let output, let fps):
+            line("rtcshare: starting: \(source) -> VP8 \(output) at \(fps) fps")
+        case .started, .progress:
+            break
+        case .sourceStalled(let attempt):
+            line("rtcshare: source stalled; restarting it (attempt \(attempt))")
+        case .sourceRecovered(let ms):
+            line("rtcshare: source recovered after \(ms) ms")
+        case .notice(let text):
+            line("rtcshare: \(text)")
+        case .finished(let reason):
+            line("rtcshare: finished: \(reason)")
+        }
+    }
+
+    private func progress(_ p: ShareProgress) {
+        let last = previous
+        previous = p
+        let dt = Double((p.stats.elapsed - (last?.stats.elapsed ?? .zero)).microseconds) / 1_000_000
+        guard dt > 0 else { return }
+        let fps = Double(p.stats.encodedFrames - (last?.stats.encodedFrames ?? 0)) / dt
+        let videoBits = Double(p.stats.encodedBytes - (last?.stats.encodedBytes ?? 0)) * 8
+        let kbps = Int(videoBits / 1000 / dt)
+        let t = p.transport
+        if statusLines {
+            var text = "rtcshare: \(Int(Double(p.stats.elapsed.microseconds) / 1_000_000)) s  "
+                + "\(String(format1: fps)) fps  \(kbps) kbit/s  kf \(p.stats.keyframes)"
+            if let t {
+                text += "  rtt " + (t.roundTripMicroseconds.map { "\($0 / 1000) ms" } ?? "-")
+                text += "  loss " + (t.fractionLost.map { "\(String(format1: $0 * 100))%" } ?? "-")
+                text += "  nack \(t.nacksReceived)/\(t.packetsRetransmitted)  pli \(t.pliReceived + t.firReceived)"
+            }
+            if p.stats.audioPackets > 0 { text += "  audio \(p.stats.audioPackets)" }
+            text += "  mem \(p.residentBytes >> 20) MiB"
+            line(text)
+        }
+        if statsFile >= 0 {
+            var json = "{\"t\":\(String(format1: Double(p.stats.elapsed.microseconds) / 1_000_000))"
+                + ",\"frames\":\(p.stats.encodedFrames),\"fps\":\(String(format1: fps)),\"kbps\":\(kbps)"
+                + ",\"keyframes\":\(p.stats.keyframes),\"repeats\":\(p.stats.repeatedFrames)"
+                + ",\"source_frames\":\(p.stats.sourceFrames),\"restarts\":\(p.stats.sourceRestarts)"
+                + ",\"audio_packets\":\(p.stats.audioPackets)"
+            if let t {
+                json += ",\"packets\":\(t.packetsSent),\"bytes\":\(t.bytesSent),\"send_drops\":\(t.sendDrops)"
+                    + ",\"rtt_ms\":" + (t.roundTripMicroseconds.map { String(format1: Double($0) / 1000) } ?? "null")
+                    + ",\"fraction_lost\":" + (t.fractionLost.map { String(format1: $0 * 1000) + "e-3" } ?? "null")
+                    + ",\"cumulative_lost\":\(t.cumulativeLost),\"nacks\":\(t.nacksReceived)"
+                    + ",\"retransmitted\":\(t.packetsRetransmitted),\"pli\":\(t.pliReceived),\"fir\":\(t.firReceived)"
+                    + ",\"remb_kbps\":" + (t.rembKbps.map(String.init) ?? "null")
+            }
+            json += ",\"rss_bytes\":\(p.residentBytes),\"peak_rss_bytes\":\(p.peakResidentBytes)}\n"
+            _ = json.withCString { write(statsFile, $0, strlen($0)) }
+        }
+    }
+
+    func summary(_ s: ShareStats, plan: MemoryPlan, transport: TransportStats? = nil) {
+        guard !quiet else { return }
+        let seconds = Double(s.elapsed.microseconds) / 1_000_000
+        let kbps = seconds > 0 ? Double(s.encodedBytes) * 8 / 1000 / seconds : 0
+        var text = "rtcshare: \(s.encodedFrames) frames in \(String(format1: seconds)) s (\(s.repeatedFrames) repeats, "
+            + "\(s.keyframes) keyframes), \(Int(kbps)) kbit/s; source \(s.sourceFrames) frames, "
+            + "dropped \(s.droppedTooFast) too fast + \(s.droppedByRing) queue + \(s.droppedByEncoder) encoder; "
+            + "restarts \(s.sourceRestarts)"
+        if s.audioPackets > 0 { text += "; audio \(s.audioPackets) packets" }
+        if let t = transport {
+            text += "; sent \(t.packetsSent) packets, \(t.nacksReceived) NACKs, \(t.packetsRetransmitted) resent, "
+                + "\(t.pliReceived + t.firReceived) PLI/FIR"
+        }
+        text += "; peak RSS \(PeakMemory.residentBytes() >> 20) MiB"
+        line(text)
+    }
+
+    func fail(_ message: String) -> Never {
+        line("rtcshare: error: \(message)")
+        exit(1)
+    }
+
+    func line(_ text: String) {
+        var text = text
+        text.append("\n")
+        _ = text.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import RTCShareIO
+import RTCShareMedia
+import RTCShareRTP
+import Testing
+
+/// `rtcshare --peer 127.0.0.1:P --sdp x.sdp`: receivers nobody here wrote (ffmpeg, GStreamer)
+/// open the SDP rtcshare wrote, take its SRTP, and decode upright frames with readable markers.
+@Suite(.serialized) struct PeerInteropTests {
+    static let width = 320, height = 240, seconds = 10
+
+    /// Starts rtcshare sending to 127.0.0.1:`port` with an SDP; returns it once the SDP exists.
+    private func startSender(port: Int, dir: URL, extra: [String]) throws -> (BackgroundProcess, SessionDescription, String) {
+        let sdpPath = dir.appendingPathComponent("x.sdp").path
+        let sender = try BackgroundProcess(Tools.rtcshare, [
+            "--source", "testsrc", "--size", "\(Self.width)x\(Self.height)", "--fps", "20",
+            "--peer", "127.0.0.1:\(port)", "--sdp", sdpPath, "--start-delay", "2",
+            "--duration", "\(Self.seconds)", "--keyframe-interval", "1",
+        ] + extra, in: dir, name: "rtcshare")
+        guard Tools.waitForFile(sdpPath, timeout: 10, while: { sender.isRunning }) else {
+            throw Tools.DecodeError(message: "no SDP written: \(sender.stderr)")
+        }
+        let text = try String(contentsOfFile: sdpPath, encoding: .utf8)
+        return (sender, try SessionDescription.parse(text), sdpPath)
+    }
+
+    /// Frames rtcshare says it sent ("N frames in").
+    private func framesSent(_ stderr: String) -> Int? {
+        guard let line = stderr.split(separator: "\n").last(where: { $0.contains(" frames in ") }) else { return nil }
+        return line.split(separator: " ").firstIndex(of: "frames").flatMap { Int(line.split(separator: " ")[$0 - 1]) }
+    }
+
+    /// Checks decoded luma frames against what was sent: enough of them, markers upright and in order.
+    private func checkVideo(_ luma: Data, sent: Int, receiver: String) {
+        let frames = Tools.lumaFrames(luma, width: Self.width, height: Self.height)
+        let markers = Tools.markers(frames, width: Self.width, height: Self.height)
+        let readable = markers.compactMap { $0 }
+        #expect(Double(frames.count) >= 0.95 * Double(sent), "\(receiver) decoded \(frames.count) of \(sent) frames")
+        #expect(readable.count == frames.count, "\(receiver): \(frames.count - readable.count) frames with unreadable markers")
+        #expect(zip(readable, readable.dropFirst()).allSatisfy { $0 <= $1 }, "\(receiver): markers out of order")
+    }
+
+    /// Frequency of a mono s16le tone from its rising zero crossings (after the first 0.2 s).
+    static func toneFrequency(_ pcm: Data, rate: Int) -> Double? {
+        let samples = pcm.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        let start = rate / 5
+        guard samples.count > start + rate else { return nil }
+        var first = -1, last = -1, crossings = 0
+        for i in start + 1..<samples.count where samples[i - 1] < 0 && samples[i] >= 0 {
+            if first < 0 { first = i } else { crossings += 1 }
+            last = i
+        }
+        guard crossings > 10 else { return nil }
+        return Double(crossings) * Double(rate) / Double(last - first)
+    }
+
+    @Test func ffmpegPlaysTheSRTPStreamFromTheSDP() throws {
+        let ffmpeg = try #require(Tools.which("ffmpeg"), "ffmpeg is not installed (scripts/setup installs it)")
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let port = try Tools.freeUDPPorts(count: 4)
+        let (sender, sdp, sdpPath) = try startSender(port: port, dir: dir, extra: ["--audio", "testtone"])
+        #expect(sdp.media.map(\.transportProtocol) == ["RTP/SAVP", "RTP/SAVP"])
+        #expect(sdp.media.first?.cryptos.first?.suite == "AES_CM_128_HMAC_SHA1_80")
+
+        let video = dir.appendingPathComponent("v.gray").path, audio = dir.appendingPathComponent("a.pcm").path
+        let receiver = try BackgroundProcess(ffmpeg, [
+            "-v", "error", "-protocol_whitelist", "file,udp,rtp,srtp,crypto", "-i", sdpPath,
+            "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "gray", video,
+            "-map", "0:a:0", "-f", "s16le", "-ac", "1", "-ar", "48000", audio,
+        ], in: dir, name: "ffmpeg")
+        let status = sender.wait(timeout: Double(Self.seconds) + 15)
+        #expect(status == 0, "rtcshare: \(sender.stderr)")
+        usleep(500_000)
+        receiver.stop()
+        let sent = try #require(framesSent(sender.stderr), "no summary: \(sender.stderr)")
+        checkVideo(try Data(contentsOf: URL(fileURLWithPath: video)), sent: sent, receiver: "ffmpeg \(receiver.stderr)")
+        let pcm = try Data(contentsOf: URL(fileURLWithPath: audio))
+        let hz = try #require(Self.toneFrequency(pcm, rate: 48_000), "no tone in \(pcm.count) bytes of audio")
+        #expect(abs(hz - 440) < 4.4, "ffmpeg heard \(hz) Hz")
+    }
+
+    @Test(arguments: ["AES_CM_128_HMAC_SHA1_80", "AEAD_AES_128_GCM"])
+    func gstreamerPlaysTheSRTPStreamFromTheSDP(profile: String) throws {
+        let gst = try #require(Tools.which("gst-launch-1.0"), "GStreamer is not installed (scripts/setup installs it)")
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let port = try Tools.freeUDPPorts(count: 4)
+        let (sender, sdp, _) = try startSender(port: port, dir: dir, extra: ["--audio", "testtone", "--srtp-profile", profile])
+        let video = dir.appendingPathComponent("v.gray").path, audio = dir.appendingPathComponent("a.pcm").path
+        let pipeline = try GStreamerPipeline.receiving(sdp, video: video, audio: audio)
+        let receiver = try BackgroundProcess(gst, ["-q"] + pipeline, in: dir, name: "gst")
+        let status = sender.wait(timeout: Double(Self.seconds) + 15)
+        #expect(status == 0, "rtcshare: \(sender.stderr)")
+        usleep(500_000)
+        receiver.stop()
+        let sent = try #require(framesSent(sender.stderr), "no summary: \(sender.stderr)")
+        checkVideo(try Data(contentsOf: URL(fileURLWithPath: video)), sent: sent, receiver: "GStreamer \(receiver.stderr)")
+        let pcm = try Data(contentsOf: URL(fileURLWithPath: audio))
+        let hz = try #require(Self.toneFrequency(pcm, rate: 48_000), "no tone in \(pcm.count) bytes of audio")
+        #expect(abs(hz - 440) < 4.4, "GStreamer heard \(hz) Hz")
+    }
+}
+
+/// The running `rtcshare --peer` answering feedback: a test socket plays the receiver.
+@Suite(.serialized) struct PeerFeedbackTests {
+    /// Whether an (unprotected) RTP packet starts a VP8 keyframe: S=1 and PID 0 in the RFC 7741
+    /// descriptor, then a VP8 payload header with P (bit 0 of its first byte) clear.
+    static func startsKeyframe(_ packet: UnsafeRawBufferPointer) -> Bool {
+        guard let parsed = try? RTPHeader.parse(packet),
+              let (descriptor, size) = try? VP8PayloadDescriptor.parse(UnsafeRawBufferPointer(rebasing: packet[parsed.payloadRange]))
+        else { return false }
+        let start = parsed.payloadRange.lowerBound + size
+        return descriptor.startOfPartition && descriptor.partitionIndex == 0 && start < parsed.payloadRange.upperBound
+            && packet[start] & 1 == 0
+    }
+
+    @Test func aPLIBringsAKeyframeWithinOneFrameInterval() throws {
+        let key = SRTPMasterKey.generate(profile: .aesCM128HmacSHA1_80)
+        let socket = try UDPSocket(bindingTo: SocketAddress(parsing: "127.0.0.1:1").with(port: 0))
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // No periodic keyframes: only the first, and the one the PLI asks for.
+        let sender = try BackgroundProcess(Tools.rtcshare, [
+            "--source", "testsrc", "--size", "320x240", "--fps", "20", "--duration", "5",
+            "--peer", "\(socket.localAddress)", "--srtp-key", key.base64, "--keyframe-interval", "3600",
+        ], in: dir, name: "rtcshare")
+        var unprotect = try SRTPContext(key: key, direction: .receiver)
+        var protect = try SRTPContext(key: key, direction: .sender)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
+        defer { buffer.deallocate() }
+
+        var keyframes: [Int64] = []
+        var senderAddress: SocketAddress?
+        var ssrc: UInt32 = 0
+        var pliSentAt: Int64?
+        let start = MonotonicClock.now().microseconds
+        while MonotonicClock.now().microseconds - start < 4_000_000 {
+            if pliSentAt == nil, keyframes.count == 1, MonotonicClock.now().microseconds - start > 2_000_000,
+               let to = senderAddress {
+                let pli = try RTCPPictureLossIndication(sender: 1, media: ssrc).serialized()
+                pli.withUnsafeBytes { buffer.copyMemory(from: $0) }
+                let n = try protect.protectRTCP(buffer, length: pli.count)
+                _ = socket.send(UnsafeRawBufferPointer(rebasing: buffer[0..<n]), to: to)
+                pliSentAt = MonotonicClock.now().microseconds
+            }
+            guard socket.waitReadable(timeoutMicroseconds: 10_000),
+                  case .datagram(let count, let from) = socket.receive(into: buffer),
+                  count > 12, !(192...223).contains(buffer[1]) else { continue }
+            senderAddress = from
+            let n = try unprotect.unprotectRTP(buffer, length: count)
+            let packet = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+            ssrc = try RTPHeader.parse(packet).header.ssrc
+            if Self.startsKeyframe(packet) { keyframes.append(MonotonicClock.now().microseconds) }
+        }
+        sender.stop()
+        #expect(keyframes.count == 2, "keyframes at \(keyframes.map { ($0 - start) / 1000 }) ms; \(sender.stderr)")
+        let asked = try #require(pliSentAt, "no PLI sent: \(sender.stderr)")
+        let answered = try #require(keyframes.last { $0 > asked }, "no keyframe after the PLI")
+        #expect(answered - asked <= 50_000, "keyframe \((answered - asked) / 1000) ms after the PLI")
+    }
+}
+
+/// A gst-launch pipeline built from the SDP rtcshare wrote: GStreamer has no SDES-SRTP SDP
+/// reader, so the ports, SSRCs, payload types and keys go into `srtpdec` caps as its
+/// documentation says; the muxed RTCP leaves on `rtcp_src`, which must be linked.
+enum GStreamerPipeline {
+    static func receiving(_ sdp: SessionDescription, video: String, audio: String) throws -> [String] {
+        var args: [String] = []
+        for (index, m) in sdp.media.enumerated() {
+            let crypto = try #require(m.cryptos.first, "no a=crypto in the \(m.kind) section")
+            let key = try #require(base64Decode(crypto.keyBase64), "bad key")
+            let ssrc = try #require(m.ssrcs.first, "no a=ssrc in the \(m.kind) section")
+            let map = try #require(m.rtpMaps.first, "no a=rtpmap in the \(m.kind) section")
+            let (cipher, auth) = crypto.suite == "AEAD_AES_128_GCM" ? ("aes-128-gcm", "null") : ("aes-128-icm", "hmac-sha1-80")
+            let caps = "application/x-srtp,media=(string)\(m.kind.rawValue),clock-rate=(int)\(map.clockRate),"
+                + "encoding-name=(string)\(map.encodingName.uppercased()),payload=(int)\(map.payloadType),"
+                + "ssrc=(uint)\(ssrc),srtp-key=(buffer)\(key.map { String(format: "%02x", $0) }.joined()),"
+                + "srtp-cipher=(string)\(cipher),srtp-auth=(string)\(auth),"
+                + "srtcp-cipher=(string)\(cipher),srtcp-auth=(string)\(auth),roc=(uint)0"
+            let name = "dec\(index)"
+            args += ["udpsrc", "port=\(m.port)", "address=127.0.0.1", "caps=\(caps)", "!", "srtpdec", "name=\(name)", "!"]
+            if m.kind == .video {
+                args += ["rtpvp8depay", "!", "vp8dec", "!", "videoconvert", "!", "video/x-raw,format=GRAY8", "!",
+                         "filesink", "location=\(video)", "sync=false"]
+            } else {
+                args += ["rtpopusdepay", "!", "opusdec", "!", "audioconvert", "!", "audioresample", "!",
+                         "audio/x-raw,format=S16LE,channels=1,rate=48000", "!", "filesink", "location=\(audio)", "sync=false"]
+            }
+            args += ["\(name).rtcp_src", "!", "fakesink", "async=false", "sync=false"]
+        }
+        return args
+    }
+
+    static func base64Decode(_ text: String) -> [UInt8]? {
+        Data(base64Encoded: text).map { Array($0) }
+    }
+}
