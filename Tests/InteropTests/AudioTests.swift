@@ -129,7 +129,7 @@ import Testing
         let ogg = dir.appendingPathComponent("a.ogg").path, ivf = dir.appendingPathComponent("v.ivf").path
         let (w, h) = (IPCSourceTests.width, IPCSourceTests.height)
         let seconds = restart ? 6 : 4
-        let rtcshare = try IPCSourceTests.Background(Tools.rtcshare, [
+        let rtcshare = try BackgroundProcess(Tools.rtcshare, [
             "--source", "ipc:\(socket)", "--audio", "ipc", "--audio-output", ogg, "--output", ivf,
             "--duration", "\(seconds)", "--size", "\(w)x\(h)",
         ], in: dir, name: "rtcshare")
@@ -141,12 +141,12 @@ import Testing
                                  "--audio-endian", endian, "--audio-rate", "44100", "--audio-channels", "2",
                                  "--tone", "\(tone)"]
         if restart {
-            let first = try IPCSourceTests.Background(IPCSourceTests.producer, producerArguments, in: dir, name: "producer1")
+            let first = try BackgroundProcess(IPCSourceTests.producer, producerArguments, in: dir, name: "producer1")
             usleep(2_000_000)
             first.kill()
             usleep(800_000)
         }
-        let last = try IPCSourceTests.Background(IPCSourceTests.producer, producerArguments + ["--duration", "2.5"],
+        let last = try BackgroundProcess(IPCSourceTests.producer, producerArguments + ["--duration", "2.5"],
                                                  in: dir, name: "producer2")
         #expect(last.wait(timeout: 20) == 0, "producer: \(last.stderr)")
         let status = rtcshare.wait(timeout: 30)

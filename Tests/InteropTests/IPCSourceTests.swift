@@ -15,39 +15,7 @@ import Testing
         URL(fileURLWithPath: Tools.rtcshare).deletingLastPathComponent().appendingPathComponent("rtcshare-producer").path
     }
 
-    /// A process running in the background, its output going to files.
-    final class Background {
-        let process = Process()
-        let errURL: URL
-
-        init(_ executable: String, _ arguments: [String], in dir: URL, name: String) throws {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-            errURL = dir.appendingPathComponent("\(name).stderr")
-            _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-            process.standardError = try FileHandle(forWritingTo: errURL)
-            process.standardOutput = FileHandle.nullDevice
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-        }
-
-        func kill() {
-            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-        }
-
-        /// Waits up to `timeout` seconds; nil if it was still running (it is then killed).
-        func wait(timeout: TimeInterval) -> Int32? {
-            let deadline = Date().addingTimeInterval(timeout)
-            while process.isRunning && Date() < deadline { usleep(20_000) }
-            if process.isRunning { kill(); return nil }
-            return process.terminationStatus
-        }
-
-        var stderr: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
-    }
-
-    private func waitForSocket(_ path: String, _ rtcshare: Background) throws {
+    private func waitForSocket(_ path: String, _ rtcshare: BackgroundProcess) throws {
         let deadline = Date().addingTimeInterval(10)
         while !FileManager.default.fileExists(atPath: path) {
             guard Date() < deadline, rtcshare.process.isRunning else {
@@ -70,7 +38,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let socket = dir.appendingPathComponent("x.sock").path
         let ivf = dir.appendingPathComponent("x.ivf").path
-        let rtcshare = try Background(Tools.rtcshare, [
+        let rtcshare = try BackgroundProcess(Tools.rtcshare, [
             "--source", "ipc:\(socket)", "--output", ivf, "--duration", "6", "--size", "\(Self.width)x\(Self.height)",
         ], in: dir, name: "rtcshare")
         defer { rtcshare.kill() }
@@ -78,11 +46,11 @@ import Testing
 
         let turned = ["--size", "\(Self.width)x\(Self.height)", "--orientation", "6", "--format", "bgra",
                       "--audio-endian", "be"]
-        let first = try Background(Self.producer, [socket] + turned, in: dir, name: "producer1")
+        let first = try BackgroundProcess(Self.producer, [socket] + turned, in: dir, name: "producer1")
         usleep(2_000_000)
         first.kill()  // SIGKILL: no BYE, the kernel just closes its end
         usleep(800_000)
-        let second = try Background(Self.producer, [socket] + turned + ["--duration", "2", "--first-counter", "100000"],
+        let second = try BackgroundProcess(Self.producer, [socket] + turned + ["--duration", "2", "--first-counter", "100000"],
                                     in: dir, name: "producer2")
         #expect(second.wait(timeout: 20) == 0, "second producer: \(second.stderr)")
         let status = rtcshare.wait(timeout: 30)
@@ -122,7 +90,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let socket = dir.appendingPathComponent("x.sock").path
         let ivf = dir.appendingPathComponent("x.ivf").path
-        let rtcshare = try Background(Tools.rtcshare, [
+        let rtcshare = try BackgroundProcess(Tools.rtcshare, [
             "--source", "ipc:\(socket)", "--output", ivf, "--duration", "5", "--size", "320x180",
         ], in: dir, name: "rtcshare")
         defer { rtcshare.kill() }
@@ -156,15 +124,15 @@ import Testing
         #expect(next() == .closed)
 
         // A producer with pictures larger than the default --ipc-max-size is refused too…
-        let big = try Background(Self.producer, [socket, "--size", "1920x1080", "--format", "i420", "--duration", "3"],
+        let big = try BackgroundProcess(Self.producer, [socket, "--size", "1920x1080", "--format", "i420", "--duration", "3"],
                                  in: dir, name: "big")
         #expect(big.wait(timeout: 10) == 1, "a refused producer exits with an error: \(big.stderr)")
         #expect(big.stderr.contains("frame-too-large"), "\(big.stderr)")
         // …and a good one is served afterwards, while a second one is told busy.
-        let good = try Background(Self.producer, [socket, "--size", "320x180", "--format", "nv12", "--duration", "1.5"],
+        let good = try BackgroundProcess(Self.producer, [socket, "--size", "320x180", "--format", "nv12", "--duration", "1.5"],
                                   in: dir, name: "good")
         usleep(500_000)
-        let extra = try Background(Self.producer, [socket, "--size", "320x180", "--duration", "0.6"], in: dir, name: "extra")
+        let extra = try BackgroundProcess(Self.producer, [socket, "--size", "320x180", "--duration", "0.6"], in: dir, name: "extra")
         #expect(extra.wait(timeout: 10) == 0)
         #expect(extra.stderr.contains("busy"), "\(extra.stderr)")
         #expect(good.wait(timeout: 10) == 0, "\(good.stderr)")

@@ -40,20 +40,6 @@ import Testing
         #expect(zip(readable, readable.dropFirst()).allSatisfy { $0 <= $1 }, "\(receiver): markers out of order")
     }
 
-    /// Frequency of a mono s16le tone from its rising zero crossings (after the first 0.2 s).
-    static func toneFrequency(_ pcm: Data, rate: Int) -> Double? {
-        let samples = pcm.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
-        let start = rate / 5
-        guard samples.count > start + rate else { return nil }
-        var first = -1, last = -1, crossings = 0
-        for i in start + 1..<samples.count where samples[i - 1] < 0 && samples[i] >= 0 {
-            if first < 0 { first = i } else { crossings += 1 }
-            last = i
-        }
-        guard crossings > 10 else { return nil }
-        return Double(crossings) * Double(rate) / Double(last - first)
-    }
-
     @Test func ffmpegPlaysTheSRTPStreamFromTheSDP() throws {
         let ffmpeg = try #require(Tools.which("ffmpeg"), "ffmpeg is not installed (scripts/setup installs it)")
         let dir = try Tools.temporaryDirectory()
@@ -76,7 +62,8 @@ import Testing
         let sent = try #require(framesSent(sender.stderr), "no summary: \(sender.stderr)")
         checkVideo(try Data(contentsOf: URL(fileURLWithPath: video)), sent: sent, receiver: "ffmpeg \(receiver.stderr)")
         let pcm = try Data(contentsOf: URL(fileURLWithPath: audio))
-        let hz = try #require(Self.toneFrequency(pcm, rate: 48_000), "no tone in \(pcm.count) bytes of audio")
+        let samples = pcm.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        let hz = try #require(AudioTests.frequency(samples), "no tone in \(pcm.count) bytes of audio")
         #expect(abs(hz - 440) < 4.4, "ffmpeg heard \(hz) Hz")
     }
 
@@ -97,7 +84,8 @@ import Testing
         let sent = try #require(framesSent(sender.stderr), "no summary: \(sender.stderr)")
         checkVideo(try Data(contentsOf: URL(fileURLWithPath: video)), sent: sent, receiver: "GStreamer \(receiver.stderr)")
         let pcm = try Data(contentsOf: URL(fileURLWithPath: audio))
-        let hz = try #require(Self.toneFrequency(pcm, rate: 48_000), "no tone in \(pcm.count) bytes of audio")
+        let samples = pcm.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        let hz = try #require(AudioTests.frequency(samples), "no tone in \(pcm.count) bytes of audio")
         #expect(abs(hz - 440) < 4.4, "GStreamer heard \(hz) Hz")
     }
 }
