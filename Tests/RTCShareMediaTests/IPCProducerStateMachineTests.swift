@@ -163,7 +163,7 @@ import Testing
     }
 
     @Test func randomMessageSequencesNeverTrap() {
-        var rng = IPCMessageTests.SplitMix64(state: 42)
+        var rng = SeededRandom(seed: 42)
         for _ in 0..<500 {
             var machine = IPCProducerStateMachine(limits: limits)
             for _ in 0..<20 {

@@ -130,7 +130,7 @@ import Testing
     // MARK: fuzz: untrusted bytes never trap
 
     @Test func randomBytesNeverTrap() {
-        var rng = SplitMix(seed: 0x5EED)
+        var rng = SeededRandom(seed: 0x5EED)
         for _ in 0..<3_000 {
             let n = Int(rng.next() % 200)
             var bytes = (0..<n).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
@@ -143,7 +143,7 @@ import Testing
     }
 
     @Test func mutatedGoodFilesNeverTrap() {
-        var rng = SplitMix(seed: 42)
+        var rng = SeededRandom(seed: 42)
         let seeds = [Self.riff(samples: (0..<50).map { Int16($0) }), Self.rifx(samples: (0..<50).map { Int16(-$0) })]
         var readable = 0
         for i in 0..<5_000 {
@@ -161,18 +161,5 @@ import Testing
             if (try? readAll(bytes, maximumRead: 5)) != nil { readable += 1 }
         }
         #expect(readable > 0)  // the mutations leave some files valid: the good path is fuzzed too
-    }
-}
-
-/// A small deterministic generator for the fuzz tests.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -207,7 +207,7 @@ import Testing
     }
 
     @Test func randomReportsRoundTrip() throws {
-        var rng = SeededGenerator(state: 11)
+        var rng = RTPTestRNG(seed: 11)
         for _ in 0..<500 {
             let blocks = (0..<Int.random(in: 0...31, using: &rng)).map { _ in
                 RTCPReportBlock(ssrc: rng.next32(), fractionLost: UInt8.random(in: 0...255, using: &rng),
@@ -227,6 +227,6 @@ import Testing
     }
 }
 
-extension SeededGenerator {
+extension RTPTestRNG {
     mutating func next32() -> UInt32 { UInt32(truncatingIfNeeded: next()) }
 }

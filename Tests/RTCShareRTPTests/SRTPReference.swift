@@ -23,18 +23,6 @@ func beBytes(_ value: UInt64, count: Int) -> [UInt8] {
     (0..<count).map { UInt8(truncatingIfNeeded: value >> UInt64(8 * (count - 1 - $0))) }
 }
 
-/// A seeded generator, so a failure reproduces.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 enum Reference {
     /// AES-128 of one block.
     static func aesBlock(key: [UInt8], _ block: [UInt8]) -> [UInt8] {
