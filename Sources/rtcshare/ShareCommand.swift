@@ -62,6 +62,9 @@ struct ShareCommand: ParsableCommand {
             log.fail(error.description)
         }
         if let peerConfiguration {
+            if peerConfiguration.protection == nil, !quiet {
+                log.line("rtcshare: warning: --insecure: RTP goes unencrypted; anyone on the path can watch the share")
+            }
             configuration.signalsOrientation = peerConfiguration.signalsOrientation
             configuration.keyframeInterval = .microseconds(Int64(peer.keyframeInterval * 1_000_000))
             configuration.outputBudgetBytes = PeerSink.budgetBytes(peerConfiguration)

@@ -40,12 +40,15 @@ import Testing
         #expect(zip(readable, readable.dropFirst()).allSatisfy { $0 <= $1 }, "\(receiver): markers out of order")
     }
 
-    @Test func ffmpegPlaysTheSRTPStreamFromTheSDP() throws {
+    /// With and without RTCP muxed on the RTP port (ffmpeg takes both).
+    @Test(arguments: [[], ["--separate-rtcp"]])
+    func ffmpegPlaysTheSRTPStreamFromTheSDP(extra: [String]) throws {
         let ffmpeg = try #require(Tools.which("ffmpeg"), "ffmpeg is not installed (scripts/setup installs it)")
         let dir = try Tools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let port = try Tools.freeUDPPorts(count: 4)
-        let (sender, sdp, sdpPath) = try startSender(port: port, dir: dir, extra: ["--audio", "testtone"])
+        let (sender, sdp, sdpPath) = try startSender(port: port, dir: dir, extra: ["--audio", "testtone"] + extra)
+        #expect(sdp.media.allSatisfy { $0.has("rtcp-mux") } == extra.isEmpty)
         #expect(sdp.media.map(\.transportProtocol) == ["RTP/SAVP", "RTP/SAVP"])
         #expect(sdp.media.first?.cryptos.first?.suite == "AES_CM_128_HMAC_SHA1_80")
 
@@ -61,6 +64,7 @@ import Testing
         receiver.stop()
         let sent = try #require(framesSent(sender.stderr), "no summary: \(sender.stderr)")
         checkVideo(try Data(contentsOf: URL(fileURLWithPath: video)), sent: sent, receiver: "ffmpeg \(receiver.stderr)")
+        #expect(!sender.stderr.contains(try #require(sdp.media.first?.cryptos.first?.keyBase64)), "the key was logged")
         let pcm = try Data(contentsOf: URL(fileURLWithPath: audio))
         let samples = pcm.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
         let hz = try #require(AudioTests.frequency(samples), "no tone in \(pcm.count) bytes of audio")
@@ -146,6 +150,37 @@ import Testing
         let asked = try #require(pliSentAt, "no PLI sent: \(sender.stderr)")
         let answered = try #require(keyframes.last { $0 > asked }, "no keyframe after the PLI")
         #expect(answered - asked <= 50_000, "keyframe \((answered - asked) / 1000) ms after the PLI")
+    }
+}
+
+extension PeerFeedbackTests {
+    @Test func sigintSendsByeAndExitsCleanlyWithinASecond() throws {
+        let socket = try UDPSocket(bindingTo: SocketAddress(parsing: "127.0.0.1:1").with(port: 0))
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let sender = try BackgroundProcess(Tools.rtcshare, [
+            "--size", "320x240", "--peer", "\(socket.localAddress)", "--insecure", "--duration", "60",
+        ], in: dir, name: "rtcshare")
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
+        defer { buffer.deallocate() }
+        // Wait for media, then stop it the way a terminal does.
+        #expect(socket.waitReadable(timeoutMicroseconds: 10_000_000), "nothing sent: \(sender.stderr)")
+        usleep(500_000)
+        let stoppedAt = MonotonicClock.now()
+        kill(sender.process.processIdentifier, SIGINT)
+        let status = sender.wait(timeout: 5)
+        let took = MonotonicClock.now() - stoppedAt
+        #expect(status == 0, "\(sender.stderr)")
+        #expect(took < .seconds(1), "took \(took.microseconds / 1000) ms to exit")
+        #expect(sender.stderr.contains("warning: --insecure"))
+        var goodbyes = 0
+        while case .datagram(let count, _) = socket.receive(into: buffer) {
+            guard (192...223).contains(buffer[1]) else { continue }
+            try? RTCPParser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { item in
+                if case .goodbye = item { goodbyes += 1 }
+            }
+        }
+        #expect(goodbyes == 1, "the video stream says BYE once")
     }
 }
 
