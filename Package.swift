@@ -74,7 +74,6 @@ let package = Package(
             name: "rtcshare",
             dependencies: [
                 "RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "CVPX", "COpus", "CSRTP",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 

@@ -1,62 +1,49 @@
-import ArgumentParser
 import RTCShare
 import RTCShareIO
 import RTCShareRTP
 
 /// Options of `--peer host:port`: RTP/SRTP straight to a receiver, and the SDP it opens.
-struct PeerOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Send RTP to this receiver: video to host:port, audio to port+2 (SRTP unless --insecure).",
-                               valueName: "host:port"))
+struct PeerOptions: CommandLineOptions {
     var peer: String?
-
-    @Option(name: .customLong("audio-peer"), help: ArgumentHelp("Send audio here instead of the peer's port+2.",
-                                                              valueName: "host:port"))
     var audioPeer: String?
-
-    @Option(help: ArgumentHelp("Largest UDP payload sent, in bytes.", valueName: "bytes"))
     var mtu = 1200
-
-    @Option(name: .customLong("srtp-profile"),
-            help: "SRTP protection: AES_CM_128_HMAC_SHA1_80 (default, what ffmpeg and VLC take) or AEAD_AES_128_GCM.")
     var srtpProfile = "AES_CM_128_HMAC_SHA1_80"
-
-    @Option(name: .customLong("srtp-key"),
-            help: ArgumentHelp("SRTP master key and salt, base64 (30 bytes for AES_CM, 28 for GCM); default: a new random key, written to the SDP.",
-                               valueName: "base64"))
     var srtpKey: String?
-
-    @Flag(help: "Send plain RTP without encryption (anyone on the path can watch).")
     var insecure = false
-
-    @Option(help: ArgumentHelp("Write an SDP for the receiver (ffplay, ffmpeg, GStreamer, VLC) before sending.",
-                               valueName: "file.sdp"))
     var sdp: String?
-
-    @Option(name: .customLong("start-delay"),
-            help: ArgumentHelp("Wait this long after writing the SDP before sending, so a receiver can open it.",
-                               valueName: "seconds"))
     var startDelay: Double = 0
-
-    @Flag(help: "Signal the orientation with each frame (urn:3gpp:video-orientation) instead of turning the pixels.")
     var cvo = false
-
-    @Flag(help: "Retransmit NACKed packets on a separate RTX stream (RFC 4588) instead of resending them as they were.")
     var rtx = false
-
-    @Option(name: .customLong("keyframe-interval"),
-            help: ArgumentHelp("With --peer, a keyframe at least this often, for receivers that join late and send no PLI.",
-                               valueName: "seconds"))
     var keyframeInterval: Double = 3
-
-    @Flag(name: .customLong("separate-rtcp"),
-          help: "Send RTCP to port+1 of each receiver instead of muxing it on the RTP port.")
     var separateRTCP = false
-
-    @Option(name: .customLong("history-kib"), help: ArgumentHelp("Bytes of sent video kept for retransmission, in KiB.",
-                                                               valueName: "KiB"))
     var historyKiB = 512
 
-    func validate() throws {
+    static var options: [OptionSpec<PeerOptions>] {
+        let d = PeerOptions()
+        return [
+            .option("peer", \.peer, value: "host:port",
+                    help: "Send RTP to this receiver: video to host:port, audio to port+2 (SRTP unless --insecure)."),
+            .option("audio-peer", \.audioPeer, value: "host:port", help: "Send audio here instead of the peer's port+2."),
+            .option("mtu", \.mtu, value: "bytes", help: "Largest UDP payload sent, in bytes.", defaults: d),
+            .option("srtp-profile", \.srtpProfile, value: "profile",
+                    help: "SRTP protection: AES_CM_128_HMAC_SHA1_80 (what ffmpeg and VLC take) or AEAD_AES_128_GCM.", defaults: d),
+            .option("srtp-key", \.srtpKey, value: "base64",
+                    help: "SRTP master key and salt, base64 (30 bytes for AES_CM, 28 for GCM); default: a new random key, written to the SDP."),
+            .flag("insecure", \.insecure, help: "Send plain RTP without encryption (anyone on the path can watch)."),
+            .option("sdp", \.sdp, value: "file.sdp",
+                    help: "Write an SDP for the receiver (ffplay, ffmpeg, GStreamer, VLC, rtcshare receive) before sending."),
+            .option("start-delay", \.startDelay, value: "seconds",
+                    help: "Wait this long after writing the SDP before sending, so a receiver can open it.", defaults: d),
+            .flag("cvo", \.cvo, help: "Signal the orientation with each frame (urn:3gpp:video-orientation) instead of turning the pixels."),
+            .flag("rtx", \.rtx, help: "Retransmit NACKed packets on a separate RTX stream (RFC 4588) instead of resending them as they were."),
+            .option("keyframe-interval", \.keyframeInterval, value: "seconds",
+                    help: "With --peer, a keyframe at least this often, for receivers that join late and send no PLI.", defaults: d),
+            .flag("separate-rtcp", \.separateRTCP, help: "Send RTCP to port+1 of each receiver instead of muxing it on the RTP port."),
+            .option("history-kib", \.historyKiB, value: "KiB", help: "Bytes of sent video kept for retransmission, in KiB.", defaults: d),
+        ]
+    }
+
+    func validate() throws(ValidationError) {
         if let peer {
             do { _ = try SocketAddress(parsing: peer) } catch { throw ValidationError("--peer: \(error)") }
         }
@@ -79,9 +66,7 @@ struct PeerOptions: ParsableArguments {
                 throw ValidationError("--srtp-key: \(error)")
             }
         }
-        if peer != nil, sdp == nil, srtpKey == nil, !insecure {
-            throw ValidationError("with --peer, give --sdp FILE (it carries the generated key), --srtp-key, or --insecure")
-        }
+
         if peer == nil {
             for (given, name) in [(sdp != nil, "--sdp"), (srtpKey != nil, "--srtp-key"), (cvo, "--cvo"), (rtx, "--rtx"),
                                   (insecure, "--insecure"), (separateRTCP, "--separate-rtcp")] where given {
@@ -92,6 +77,24 @@ struct PeerOptions: ParsableArguments {
 }
 
 extension PeerOptions {
+    /// A share (not a plan) must leave the receiver a way to the key.
+    func validateForSending() throws(ValidationError) {
+        if peer != nil, sdp == nil, srtpKey == nil, !insecure {
+            throw ValidationError("with --peer, give --sdp FILE (it carries the generated key), --srtp-key, or --insecure")
+        }
+    }
+
+    /// The peer settings (nil without `--peer`), and what they change in the share's
+    /// configuration: CVO, periodic keyframes, and the memory the plan must count.
+    func apply(to configuration: inout ShareConfiguration) throws(ValidationError) -> PeerConfiguration? {
+        guard let c = try self.configuration(audio: configuration.audio) else { return nil }
+        configuration.signalsOrientation = c.signalsOrientation
+        configuration.keyframeInterval = .microseconds(Int64(keyframeInterval * 1_000_000))
+        configuration.outputBudgetBytes = PeerSink.budgetBytes(c)
+        configuration.outputHeapBytes = PeerSink.heapBytes(c)
+        return c
+    }
+
     /// The peer settings, or nil without `--peer`. `audio` says whether an audio stream goes too.
     func configuration(audio: AudioConfiguration?) throws(ValidationError) -> PeerConfiguration? {
         guard let peer else { return nil }

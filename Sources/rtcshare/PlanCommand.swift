@@ -1,18 +1,29 @@
-import ArgumentParser
 import RTCShare
 import RTCShareCore
 import RTCShareMedia
 
 /// `rtcshare plan`: where the memory would go, and whether it fits.
-struct PlanCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "plan",
-        abstract: "Print the memory budget per component and the largest output size that fits.")
+struct PlanCommand: CommandLineCommand {
+    static let name = "plan"
+    static let abstract = "Print the memory budget per component and the largest output size that fits."
 
-    @OptionGroup var options: ShareOptions
+    static let groupTitles = ["peer": "Sending to a peer"]
+
+    var options = ShareOptions()
+    var peer = PeerOptions()
+
+    static var options: [OptionSpec<PlanCommand>] {
+        ShareOptions.options.map { $0.lifted(into: \.options) } + PeerOptions.options.map { $0.lifted(into: \.peer) }
+    }
+
+    func validate() throws(ValidationError) {
+        try options.validate()
+        try peer.validate()
+    }
 
     func run() throws {
-        let configuration = options.configuration
+        var configuration = options.configuration
+        _ = try peer.apply(to: &configuration)
         do {
             if options.source == "testsrc" {
                 let asked = configuration.outputSize ?? PictureSize(width: 1920, height: 1080)

@@ -1,25 +1,21 @@
-import ArgumentParser
-
 /// `rtcshare`: the command-line front of the library.
 @main
-struct RTCShareCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "rtcshare",
-        abstract: "Screen-sharing sender: VP8 (+ Opus) within a fixed memory budget.",
-        discussion: """
-            Streaming to a peer (--peer host:port) and publishing over WHIP (--whip URL) are not
-            available yet; `rtcshare share --output FILE.ivf` encodes to a file.
-            """,
-        version: BuildInfo.versionLine,
-        subcommands: [ShareCommand.self, PlanCommand.self, BuildInfoCommand.self],
-        defaultSubcommand: ShareCommand.self
-    )
+enum RTCShareCommand {
+    static func main() {
+        CommandLineTool(
+            name: "rtcshare",
+            abstract: "Screen-sharing sender: VP8 + Opus over RTP/SRTP within a fixed memory budget.",
+            version: BuildInfo.versionLine,
+            commands: [ShareCommand.self, PlanCommand.self, ReceiveCommand.self, BuildInfoCommand.self],
+            defaultCommand: ShareCommand.self
+        ).main()
+    }
 }
 
-struct BuildInfoCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "build-info",
-        abstract: "Print the linked libraries and the CPU features the pixel kernels use.")
+struct BuildInfoCommand: CommandLineCommand {
+    static let name = "build-info"
+    static let abstract = "Print the linked libraries and the CPU features the pixel kernels use."
+    static var options: [OptionSpec<BuildInfoCommand>] { [] }
 
     func run() throws { print(BuildInfo.report) }
 }

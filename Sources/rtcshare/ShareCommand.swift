@@ -1,4 +1,3 @@
-import ArgumentParser
 import Glibc
 import RTCShare
 import RTCShareCore
@@ -6,33 +5,36 @@ import RTCShareIO
 import RTCShareMedia
 
 /// `rtcshare [share]`: runs a share from a source to the outputs given.
-struct ShareCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "share",
-        abstract: "Capture, turn upright, encode and send (default command).")
+struct ShareCommand: CommandLineCommand {
+    static let name = "share"
+    static let abstract = "Capture, turn upright, encode and send (default command)."
+    static let groupTitles = ["peer": "Sending to a peer", "output": "Local output and reporting"]
 
-    @OptionGroup var options: ShareOptions
-
-    @OptionGroup(title: "Sending to a peer") var peer: PeerOptions
-
-    @Option(help: ArgumentHelp("Write the VP8 stream to an IVF file.", valueName: "file.ivf"))
+    var options = ShareOptions()
+    var peer = PeerOptions()
     var output: String?
-
-    @Option(name: .customLong("audio-output"),
-            help: ArgumentHelp("Write the Opus audio to an Ogg Opus file (.ogg or .opus).", valueName: "file.ogg"))
     var audioOutput: String?
-
-    @Option(help: "Stop after this many seconds.")
     var duration: Double?
-
-    @Flag(help: "Print only errors.")
     var quiet = false
-
-    @Option(name: .customLong("stats-json"),
-            help: ArgumentHelp("Append one JSON object per second (and the counters so far) to this file.", valueName: "file"))
     var statsJSON: String?
 
-    func validate() throws {
+    static var options: [OptionSpec<ShareCommand>] {
+        ShareOptions.options.map { $0.lifted(into: \.options) }
+        + PeerOptions.options.map { $0.lifted(into: \.peer) }
+        + [
+            .option("output", \.output, value: "file.ivf", help: "Write the VP8 stream to an IVF file."),
+            .option("audio-output", \.audioOutput, value: "file.ogg", help: "Write the Opus audio to an Ogg Opus file (.ogg or .opus)."),
+            .option("duration", \.duration, value: "seconds", help: "Stop after this many seconds."),
+            .option("stats-json", \.statsJSON, value: "file",
+                    help: "Write one JSON object per second (the counters so far) to this file."),
+            .flag("quiet", \.quiet, help: "Print only errors."),
+        ]
+    }
+
+    func validate() throws(ValidationError) {
+        try options.validate()
+        try peer.validate()
+        try peer.validateForSending()
         if let duration, !(duration > 0 && duration <= 366 * 86_400) {
             throw ValidationError("--duration must be a positive number of seconds")
         }
@@ -57,18 +59,12 @@ struct ShareCommand: ParsableCommand {
         let log = Log(quiet: quiet, statsJSONPath: statsJSON)
         let peerConfiguration: PeerConfiguration?
         do {
-            peerConfiguration = try peer.configuration(audio: configuration.audio)
+            peerConfiguration = try peer.apply(to: &configuration)
         } catch {
             log.fail(error.description)
         }
-        if let peerConfiguration {
-            if peerConfiguration.protection == nil, !quiet {
-                log.line("rtcshare: warning: --insecure: RTP goes unencrypted; anyone on the path can watch the share")
-            }
-            configuration.signalsOrientation = peerConfiguration.signalsOrientation
-            configuration.keyframeInterval = .microseconds(Int64(peer.keyframeInterval * 1_000_000))
-            configuration.outputBudgetBytes = PeerSink.budgetBytes(peerConfiguration)
-            configuration.outputHeapBytes = PeerSink.heapBytes
+        if let peerConfiguration, peerConfiguration.protection == nil, !quiet {
+            log.line("rtcshare: warning: --insecure: RTP goes unencrypted; anyone on the path can watch the share")
         }
 
         do {

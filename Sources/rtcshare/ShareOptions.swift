@@ -1,60 +1,46 @@
-import ArgumentParser
 import RTCShare
 import RTCShareCore
 import RTCShareMedia
 
 /// Options shared by `share` and `plan`: what is sent and within what memory.
-struct ShareOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Picture source: testsrc, y4m:PATH, y4m:- (standard input), x11[:DISPLAY] (the screen), or ipc:PATH (a producer process, docs/ipc.md).",
-                               valueName: "source"))
+struct ShareOptions: CommandLineOptions {
     var source = "testsrc"
-
-    @Option(help: ArgumentHelp("Output size WxH (even sides), or auto for the largest that fits the memory cap.",
-                               valueName: "size"))
     var size = "auto"
-
-    @Option(help: "Frames per second sent (the last frame is repeated to hold it).")
     var fps = 20
-
-    @Option(name: .customLong("idle-fps"), help: "Frame rate once the screen has been static for a moment (default: no idle mode).")
     var idleFps: Int?
-
-    @Option(help: "VP8 bitrate in kbit/s.")
     var bitrate = 1500
-
-    @Option(name: .customLong("mem-cap"), help: ArgumentHelp("Whole-process memory budget, e.g. 50M or 64M.",
-                                                           valueName: "bytes"))
     var memCap = "50M"
-
-    @Option(name: .customLong("output-orientation"),
-            help: "Output shape: landscape, portrait, or source (the first frame's upright shape).")
     var outputOrientation = "landscape"
-
-    @Option(name: .customLong("simulate-orientation"),
-            help: "testsrc only: emit pixels turned as a phone would and tagged N (EXIF 1..8).")
     var simulateOrientation: Int?
-
-    @Option(name: .customLong("ipc-max-size"),
-            help: ArgumentHelp("ipc only: largest picture a producer may send, either orientation (fixes the frame memory).",
-                               valueName: "size"))
     var ipcMaxSize = "1280x720"
-
-    @Option(help: ArgumentHelp("Audio: testtone (a sine), wav:PATH (16-bit PCM WAV or RIFX, mono/stereo, 8-192 kHz), ipc (the producer's PCM, with --source ipc:PATH) or none. Default: ipc with --source ipc:PATH, none otherwise. Sent as Opus, 20 ms at 48 kHz.",
-                               valueName: "audio"))
     var audio: String?
-
-    @Option(name: .customLong("audio-bitrate"), help: "Opus bitrate in kbit/s (6...510).")
     var audioBitrate = AudioConfiguration.defaultBitrate / 1000
-
-    @Option(name: .customLong("tone-hz"), help: ArgumentHelp("testtone only: the tone's frequency in Hz.", visibility: .hidden))
     var toneHz = TestTone.defaultFrequency
-
-    @Option(name: .customLong("testsrc-fps"), help: ArgumentHelp("testsrc only: its capture rate.", visibility: .hidden))
     var testsrcFps = 30
-
-    @Option(name: .customLong("testsrc-stall"),
-            help: ArgumentHelp("testsrc only: simulate a capture stall, AFTER:FOR seconds.", visibility: .hidden))
     var testsrcStall: String?
+
+    static var options: [OptionSpec<ShareOptions>] {
+        let d = ShareOptions()
+        return [
+            .option("source", \.source, help: "Picture source: testsrc, y4m:PATH, y4m:- (standard input), x11[:DISPLAY] (the screen), or ipc:PATH (a producer process, docs/ipc.md).", defaults: d),
+            .option("size", \.size, help: "Output size WxH (even sides), or auto for the largest that fits the memory cap.", defaults: d),
+            .option("fps", \.fps, help: "Frames per second sent (the last frame is repeated to hold it).", defaults: d),
+            .option("idle-fps", \.idleFps, help: "Frame rate once the screen has been static for a moment (default: no idle mode)."),
+            .option("bitrate", \.bitrate, value: "kbit/s", help: "VP8 bitrate in kbit/s.", defaults: d),
+            .option("mem-cap", \.memCap, value: "bytes", help: "Whole-process memory budget, e.g. 50M or 64M.", defaults: d),
+            .option("output-orientation", \.outputOrientation, value: "shape",
+                    help: "Output shape: landscape, portrait, or source (the first frame's upright shape).", defaults: d),
+            .option("simulate-orientation", \.simulateOrientation, value: "N",
+                    help: "testsrc only: emit pixels turned as a phone would and tagged N (EXIF 1..8)."),
+            .option("ipc-max-size", \.ipcMaxSize, value: "size",
+                    help: "ipc only: largest picture a producer may send, either orientation (fixes the frame memory).", defaults: d),
+            .option("audio", \.audio, help: "Audio: testtone (a sine), wav:PATH (16-bit PCM WAV or RIFX, mono/stereo, 8-192 kHz), ipc (the producer's PCM, with --source ipc:PATH) or none. Default: ipc with --source ipc:PATH, none otherwise. Sent as Opus, 20 ms at 48 kHz."),
+            .option("audio-bitrate", \.audioBitrate, value: "kbit/s", help: "Opus bitrate in kbit/s (6...510).", defaults: d),
+            .option("tone-hz", \.toneHz, help: "testtone only: the tone's frequency in Hz.", hidden: true, defaults: d),
+            .option("testsrc-fps", \.testsrcFps, help: "testsrc only: its capture rate.", hidden: true, defaults: d),
+            .option("testsrc-stall", \.testsrcStall, value: "after:for", help: "testsrc only: simulate a capture stall, AFTER:FOR seconds.", hidden: true),
+        ]
+    }
 
     /// The parsed --testsrc-stall.
     var stall: (after: MediaDuration, duration: MediaDuration)? {
@@ -64,7 +50,7 @@ struct ShareOptions: ParsableArguments {
         return (.microseconds(Int64(a * 1_000_000)), .microseconds(Int64(b * 1_000_000)))
     }
 
-    func validate() throws {
+    func validate() throws(ValidationError) {
         if testsrcStall != nil, stall == nil {
             throw ValidationError("--testsrc-stall must be AFTER:FOR in seconds, e.g. 1:3")
         }

@@ -1,5 +1,7 @@
 import RTCShareCore
+import RTCShareIO
 import RTCShareMedia
+import RTCShareRTP
 import Testing
 @testable import RTCShare
 
@@ -10,14 +12,15 @@ import Testing
         let plan720 = try MemoryPlanner.resolve(config, for: TestSource(width: 1280, height: 720))
         #expect(plan720.outputSize == PictureSize(width: 1280, height: 720))
         #expect(plan720.fits && !plan720.needsTransform)
-        // A 1080p source costs two full-size capture frames: 720p output no longer fits.
+        // A 1080p source costs two full-size capture frames besides the 720p encoder: it still
+        // fits 50 MiB, but not 45.
         let plan1080 = try MemoryPlanner.resolve(config, for: TestSource(width: 1920, height: 1080))
-        #expect(plan1080.outputSize == PictureSize(width: 960, height: 540))
+        #expect(plan1080.outputSize == PictureSize(width: 1280, height: 720))
         #expect(plan1080.fits && plan1080.needsTransform)
-        // A larger cap lets it through.
-        config.memoryCapBytes = 64 << 20
-        #expect(try MemoryPlanner.resolve(config, for: TestSource(width: 1920, height: 1080)).outputSize
-                == PictureSize(width: 1280, height: 720))
+        config.memoryCapBytes = 45 << 20
+        let smaller = try MemoryPlanner.resolve(config, for: TestSource(width: 1920, height: 1080))
+        #expect(smaller.outputSize == PictureSize(width: 960, height: 540))
+        #expect(smaller.totalBytes <= 45 << 20)
     }
 
     @Test func askedSizeOverTheCapIsRefusedNamingOneThatFits() {
@@ -28,8 +31,23 @@ import Testing
             try MemoryPlanner.resolve(config, for: source)
         } throws: { error in
             guard case ShareError.doesNotFit(let message) = error else { return false }
-            return message.contains("1920x1080") && message.contains("960x540")
+            return message.contains("1920x1080") && message.contains("1280x720")
         }
+    }
+
+    @Test func aPeerAddsItsHistoryToTheBudgetAndSRTPToTheTotal() throws {
+        var config = ShareConfiguration()
+        config.outputSize = PictureSize(width: 1280, height: 720)
+        let without = try MemoryPlanner.resolve(config, for: TestSource(width: 1280, height: 720))
+        var peer = PeerConfiguration(videoPeer: try SocketAddress(parsing: "127.0.0.1:5004"))
+        peer.protection = SRTPMasterKey.generate(profile: .aesCM128HmacSHA1_80)
+        config.outputBudgetBytes = PeerSink.budgetBytes(peer)
+        config.outputHeapBytes = PeerSink.heapBytes(peer)
+        let with = try MemoryPlanner.resolve(config, for: TestSource(width: 1280, height: 720))
+        #expect(with.budgetBytes == without.budgetBytes + PeerSink.budgetBytes(peer))
+        #expect(with.totalBytes == without.totalBytes + PeerSink.budgetBytes(peer) + PeerSink.heapBytes(peer))
+        #expect(with.fits, "1280x720 with SRTP to a peer fits 50 MiB")
+        #expect(with.items.contains { $0.name.hasPrefix("SRTP") })
     }
 
     @Test func uprightSourceAtTheOutputSizeNeedsNoTransform() throws {
