@@ -154,6 +154,43 @@ import Testing
 }
 
 extension PeerFeedbackTests {
+    /// With --cvo the pixels go as stored (a portrait picture for a phone turned by 90°) and the
+    /// tag rides in the urn:3gpp:video-orientation extension of each frame's last packet.
+    @Test func withCVOThePictureIsSentAsStoredAndTheOrientationSignalled() throws {
+        let socket = try UDPSocket(bindingTo: SocketAddress(parsing: "127.0.0.1:1").with(port: 0))
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let sender = try BackgroundProcess(Tools.rtcshare, [
+            "--size", "320x240", "--simulate-orientation", "6", "--cvo", "--peer", "\(socket.localAddress)",
+            "--insecure", "--sdp", dir.appendingPathComponent("x.sdp").path, "--duration", "2",
+        ], in: dir, name: "rtcshare")
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
+        defer { buffer.deallocate() }
+        let map = try RTPExtensionMap(videoOrientation: 4)
+        var orientations: [RTPVideoOrientation?] = []
+        var keyframeSize: (Int, Int)?
+        while socket.waitReadable(timeoutMicroseconds: 3_000_000),
+              case .datagram(let count, _) = socket.receive(into: buffer) {
+            let packet = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+            guard !(192...223).contains(buffer[1]), let parsed = try? RTPHeader.parse(packet) else { continue }
+            if keyframeSize == nil, PeerFeedbackTests.startsKeyframe(packet) {
+                // RFC 6386 §9.1: a keyframe's header holds 14-bit width and height after the start code.
+                let at = parsed.payloadRange.lowerBound + 4 + 6
+                keyframeSize = (Int(buffer[at]) | Int(buffer[at + 1] & 0x3F) << 8,
+                                Int(buffer[at + 2]) | Int(buffer[at + 3] & 0x3F) << 8)
+            }
+            if parsed.header.marker {
+                orientations.append(try RTPExtensionValues.parse(packet: packet, parsed, map: map).videoOrientation)
+            }
+        }
+        #expect(sender.wait(timeout: 5) == 0, "\(sender.stderr)")
+        let sdp = try SessionDescription.parse(String(contentsOf: dir.appendingPathComponent("x.sdp"), encoding: .utf8))
+        #expect(sdp.media.first?.extensionID(for: RTPVideoOrientation.uri) == 4)
+        #expect(orientations.count >= 30)
+        #expect(orientations.allSatisfy { $0 == RTPVideoOrientation(orientation: .right) }, "\(orientations.prefix(3))")
+        #expect(keyframeSize.map { [$0.0, $0.1] } == [240, 320], "encoded as stored: portrait")
+    }
+
     @Test func sigintSendsByeAndExitsCleanlyWithinASecond() throws {
         let socket = try UDPSocket(bindingTo: SocketAddress(parsing: "127.0.0.1:1").with(port: 0))
         let dir = try Tools.temporaryDirectory()
