@@ -213,7 +213,7 @@ extension PeerFeedbackTests {
         var goodbyes = 0
         while case .datagram(let count, _) = socket.receive(into: buffer) {
             guard (192...223).contains(buffer[1]) else { continue }
-            try? RTCPParser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { item in
+            _ = try? RTCPParser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { item in
                 if case .goodbye = item { goodbyes += 1 }
             }
         }

@@ -1,0 +1,94 @@
+/// What `rtcshare receive` saw, for the summary line and `--stats-json`.
+///
+/// Frames are counted from the frame marker of decoded pictures (see `FrameMarkerStatistics`):
+/// `framesLost` are gaps in the marker counters never filled, which includes source frames the
+/// sender itself dropped before encoding (its summary's "dropped … too fast"). Packets are
+/// video RTP packets as they arrived (retransmissions, plain or RTX, included; those that
+/// answered a NACK are also counted as recovered); `packetsLost` are those the jitter buffer
+/// gave up.
+public struct ReceiveReport: Sendable, Equatable {
+    // Frames (decoded VP8 pictures and their markers).
+    public var frames: UInt64 = 0
+    public var framesLost: Int64 = 0
+    public var framesRepeated: UInt64 = 0
+    public var framesOutOfOrder: UInt64 = 0
+    public var markersUnreadable: UInt64 = 0
+    public var freezes: UInt64 = 0
+    public var freezeMicroseconds: Int64 = 0
+    public var latencyP50Microseconds: Int64?
+    public var latencyP99Microseconds: Int64?
+    public var latencyMaxMicroseconds: Int64?
+    public var width = 0
+    public var height = 0
+    /// Frames assembled but not decodable (corrupt, or waiting for a keyframe).
+    public var framesUndecodable: UInt64 = 0
+    /// Frames the depacketizer gave up (a packet missing).
+    public var framesIncomplete: UInt64 = 0
+    public var keyframes: UInt64 = 0
+    // Video packets.
+    public var packets: UInt64 = 0
+    public var packetsLost: UInt64 = 0
+    public var packetsNacked: UInt64 = 0
+    public var packetsRecovered: UInt64 = 0
+    public var packetsDuplicate: UInt64 = 0
+    public var packetsLate: UInt64 = 0
+    public var nackPackets: UInt64 = 0
+    public var plis: UInt64 = 0
+    public var bytes: UInt64 = 0
+    public var jitterMicroseconds: Int64 = 0
+    // Audio.
+    public var audioPackets: UInt64 = 0
+    public var audioDecoded: UInt64 = 0
+    public var audioConcealed: UInt64 = 0
+    // Transport.
+    public var srtpFailures: UInt64 = 0
+    public var malformed: UInt64 = 0
+    public var rtcpReceived: UInt64 = 0
+    public var sendersReportsReceived: UInt64 = 0
+    public var byeReceived = false
+    public var y4mSkippedFrames: UInt64 = 0
+    public var elapsedMicroseconds: Int64 = 0
+    /// Why the receiver stopped: "duration", "idle", "stopped", "bye".
+    public var stopReason = "stopped"
+    /// Writing `--y4m` / `--audio-output` failed (the counts are still valid).
+    public var outputError: String?
+
+    public init() {}
+
+    private static func ms(_ us: Int64?) -> String {
+        guard let us else { return "-" }
+        let tenths = (us + 50) / 100
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+
+    /// The one machine-greppable line `rtcshare receive` ends with.
+    public var summaryLine: String {
+        "rtcshare receive: frames \(frames) lost \(framesLost) repeated \(framesRepeated) "
+            + "out-of-order \(framesOutOfOrder) freezes \(freezes) "
+            + "latency p50 \(Self.ms(latencyP50Microseconds)) ms p99 \(Self.ms(latencyP99Microseconds)) ms; "
+            + "packets \(packets) lost \(packetsLost) nacked \(packetsNacked) recovered \(packetsRecovered); "
+            + "plis \(plis); audio packets \(audioPackets) concealed \(audioConcealed)"
+    }
+
+    /// The same numbers (and a few more) as one JSON object.
+    public var json: String {
+        func num(_ us: Int64?) -> String { us.map { Self.ms($0) } ?? "null" }
+        return "{\"frames\":\(frames),\"frames_lost\":\(framesLost),\"frames_repeated\":\(framesRepeated)"
+            + ",\"frames_out_of_order\":\(framesOutOfOrder),\"markers_unreadable\":\(markersUnreadable)"
+            + ",\"freezes\":\(freezes),\"freeze_ms\":\(Self.ms(freezeMicroseconds))"
+            + ",\"latency_p50_ms\":\(num(latencyP50Microseconds)),\"latency_p99_ms\":\(num(latencyP99Microseconds))"
+            + ",\"latency_max_ms\":\(num(latencyMaxMicroseconds)),\"width\":\(width),\"height\":\(height)"
+            + ",\"keyframes\":\(keyframes),\"frames_incomplete\":\(framesIncomplete)"
+            + ",\"frames_undecodable\":\(framesUndecodable)"
+            + ",\"packets\":\(packets),\"packets_lost\":\(packetsLost),\"packets_nacked\":\(packetsNacked)"
+            + ",\"packets_recovered\":\(packetsRecovered),\"packets_duplicate\":\(packetsDuplicate)"
+            + ",\"packets_late\":\(packetsLate),\"nack_packets\":\(nackPackets),\"plis\":\(plis)"
+            + ",\"bytes\":\(bytes),\"jitter_ms\":\(Self.ms(jitterMicroseconds))"
+            + ",\"audio_packets\":\(audioPackets),\"audio_decoded\":\(audioDecoded)"
+            + ",\"audio_concealed\":\(audioConcealed),\"srtp_failures\":\(srtpFailures)"
+            + ",\"malformed\":\(malformed),\"rtcp_received\":\(rtcpReceived)"
+            + ",\"sender_reports\":\(sendersReportsReceived),\"bye\":\(byeReceived)"
+            + ",\"y4m_skipped_frames\":\(y4mSkippedFrames),\"elapsed_s\":\(Self.ms(elapsedMicroseconds / 1000))"
+            + ",\"stop_reason\":\"\(stopReason)\"}"
+    }
+}

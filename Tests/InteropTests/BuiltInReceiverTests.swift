@@ -1,0 +1,97 @@
+import Foundation
+import RTCShareRTP
+import Testing
+
+/// `rtcshare --peer … --sdp x.sdp` into `rtcshare receive --sdp x.sdp`, both real binaries:
+/// the receiver's frame-marker counts agree with the sender's summary.
+@Suite(.serialized) struct BuiltInReceiverTests {
+    static let width = 320, height = 240, seconds = 3
+
+    /// The sender's summary numbers: frames sent, repeats, and source frames dropped before
+    /// encoding ("N frames in … (R repeats, …); source S frames, dropped A too fast + B queue + C encoder").
+    struct SenderSummary {
+        var frames = 0, repeats = 0, dropped = 0
+        init?(_ stderr: String) {
+            guard let line = stderr.split(separator: "\n").last(where: { $0.contains(" frames in ") }) else { return nil }
+            let words = line.split(whereSeparator: { " (),;".contains($0) })
+            func before(_ word: String, from: Int = 0) -> Int? {
+                guard let i = words[from...].firstIndex(where: { $0 == word }), i > 0 else { return nil }
+                return Int(words[i - 1])
+            }
+            guard let f = before("frames"), let r = before("repeats") else { return nil }
+            frames = f
+            repeats = r
+            if let d = words.firstIndex(of: "dropped") {
+                dropped = words[(d + 1)...].prefix(8).compactMap { Int($0) }.reduce(0, +)
+            }
+        }
+    }
+
+    /// Runs sender and receiver; returns the sender's stderr, the receiver's stderr and its JSON.
+    private func run(senderExtra: [String], receiverExtra: [String] = [],
+                     dir: URL) throws -> (String, String, [String: Any]) {
+        let port = try Tools.freeUDPPorts(count: 4)
+        let sdpPath = dir.appendingPathComponent("x.sdp").path
+        let sender = try BackgroundProcess(Tools.rtcshare, [
+            "--source", "testsrc", "--size", "\(Self.width)x\(Self.height)", "--fps", "20",
+            "--peer", "127.0.0.1:\(port)", "--sdp", sdpPath, "--start-delay", "2",
+            "--duration", "\(Self.seconds)",
+        ] + senderExtra, in: dir, name: "sender")
+        guard Tools.waitForFile(sdpPath, timeout: 10, while: { sender.isRunning }) else {
+            throw Tools.DecodeError(message: "no SDP written: \(sender.stderr)")
+        }
+        let json = dir.appendingPathComponent("rx.json").path
+        let receiver = try BackgroundProcess(Tools.rtcshare, [
+            "receive", "--sdp", sdpPath, "--stats-json", json, "--idle-timeout", "2",
+        ] + receiverExtra, in: dir, name: "receiver")
+        let status = sender.wait(timeout: Double(Self.seconds) + 15)
+        #expect(status == 0, "sender: \(sender.stderr)")
+        // The receiver stops on the sender's BYE (or 2 s after the last packet).
+        let rxStatus = receiver.wait(timeout: 10)
+        #expect(rxStatus == 0, "receiver: \(receiver.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json)))
+        return (sender.stderr, receiver.stderr, try #require(object as? [String: Any]))
+    }
+
+    private func int(_ stats: [String: Any], _ key: String) -> Int { (stats[key] as? NSNumber)?.intValue ?? -1 }
+
+    @Test func receiverCountsAgreeWithTheSendersSummary() throws {
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let y4m = dir.appendingPathComponent("rx.y4m").path
+        let (tx, rx, stats) = try run(senderExtra: ["--audio", "testtone", "--rtx"], receiverExtra: ["--y4m", y4m], dir: dir)
+        let sent = try #require(SenderSummary(tx), "no sender summary: \(tx)")
+        let line = try #require(rx.split(separator: "\n").last(where: { $0.hasPrefix("rtcshare receive: frames ") }),
+                                "no summary line: \(rx)")
+        #expect(line.contains("latency p50 ") && line.contains("; plis "))
+        #expect(int(stats, "frames") == sent.frames, "receiver: \(rx)\nsender: \(tx)")
+        #expect(int(stats, "frames_repeated") == sent.repeats)
+        #expect(int(stats, "frames_out_of_order") == 0)
+        #expect(int(stats, "markers_unreadable") == 0)
+        // Marker gaps are the source frames the sender dropped before encoding, no more.
+        #expect(int(stats, "frames_lost") <= sent.dropped)
+        #expect(int(stats, "packets_lost") == 0)
+        #expect(int(stats, "srtp_failures") == 0)
+        #expect(int(stats, "width") == Self.width && int(stats, "height") == Self.height)
+        let p50 = try #require((stats["latency_p50_ms"] as? NSNumber)?.doubleValue)
+        #expect(p50 > 0 && p50 < 500, "latency p50 \(p50) ms")
+        #expect(int(stats, "audio_packets") >= Self.seconds * 45)
+        #expect(int(stats, "audio_concealed") <= 2)
+        // YUV4MPEG2: header, then FRAME + I420 per decoded frame.
+        let data = try Data(contentsOf: URL(fileURLWithPath: y4m))
+        let header = "YUV4MPEG2 W\(Self.width) H\(Self.height) F30:1 Ip A1:1 C420jpeg\n"
+        #expect(data.prefix(header.utf8.count) == Data(header.utf8))
+        #expect(data.count == header.utf8.count + sent.frames * (6 + Self.width * Self.height * 3 / 2))
+    }
+
+    @Test func gcmProfileWithoutAudio() throws {
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (tx, rx, stats) = try run(senderExtra: ["--srtp-profile", "AEAD_AES_128_GCM"], dir: dir)
+        let sent = try #require(SenderSummary(tx), "no sender summary: \(tx)")
+        #expect(int(stats, "frames") == sent.frames, "receiver: \(rx)\nsender: \(tx)")
+        #expect(int(stats, "srtp_failures") == 0)
+        #expect(int(stats, "audio_packets") == 0)
+        #expect(int(stats, "markers_unreadable") == 0)
+    }
+}
