@@ -39,10 +39,14 @@ static inline void chroma(int b, int g, int r, int full, uint8_t *u, uint8_t *v)
     }
 }
 
-// Plain two-row BGRA conversion: the definition every SIMD kernel must reproduce.
-void ccore_bgra_rows_c(const uint8_t *s0, const uint8_t *s1, uint8_t *y0, uint8_t *y1,
-                       uint8_t *u, uint8_t *v, int32_t w, int full) {
+// Plain two-row BGRA conversion: the definition every SIMD kernel must reproduce. The rows to
+// prefetch (n0, n1) are only a hint, left to the hardware here.
+void ccore_bgra_rows_c(const uint8_t *s0, const uint8_t *s1, const uint8_t *n0,
+                       const uint8_t *n1, uint8_t *y0, uint8_t *y1, uint8_t *u, uint8_t *v,
+                       int32_t w, int full) {
     assert(s0 && s1 && y0 && y1 && u && v && w > 0);
+    (void)n0;
+    (void)n1;
     for (int32_t x = 0; x < w; x++) {
         const uint8_t *p = s0 + 4 * x, *q = s1 + 4 * x;
         y0[x] = luma(p[0], p[1], p[2], full);
@@ -158,7 +162,8 @@ ccore_status ccore_nv12_to_i420(const ccore_image *src, const ccore_image *dst) 
     return CCORE_OK;
 }
 
-// Walks the image two rows at a time: each chroma row needs both.
+// Walks the image two rows at a time: each chroma row needs both. Each pair is converted while
+// the next one is prefetched (see ccore_bgra_rows_fn).
 ccore_status ccore_bgra_to_i420(const ccore_image *src, const ccore_image *dst,
                                 ccore_color_range range) {
     if (!ccore_image_valid(src) || !ccore_image_valid(dst)) return CCORE_ERR_INVALID;
@@ -173,8 +178,11 @@ ccore_status ccore_bgra_to_i420(const ccore_image *src, const ccore_image *dst,
     for (int32_t y = 0; y < h; y += 2) {
         // The last row of an odd height pairs with itself, so its chroma is that row alone.
         int32_t y1 = y + 1 < h ? y + 1 : y;
+        int32_t next = y + 2, next1 = next + 1 < h ? next + 1 : next;
         rows(src->plane[0] + (ptrdiff_t)y * src->stride[0],
              src->plane[0] + (ptrdiff_t)y1 * src->stride[0],
+             next < h ? src->plane[0] + (ptrdiff_t)next * src->stride[0] : NULL,
+             next < h ? src->plane[0] + (ptrdiff_t)next1 * src->stride[0] : NULL,
              dst->plane[0] + (ptrdiff_t)y * dst->stride[0],
              dst->plane[0] + (ptrdiff_t)y1 * dst->stride[0],
              dst->plane[1] + (ptrdiff_t)(y / 2) * dst->stride[1],

@@ -128,23 +128,36 @@ CCORE_TARGET_AVX2 static inline void bgra_block32(const uint8_t *s0, const uint8
     _mm_storeu_si128((__m128i *)(v + x / 2), _mm256_extracti128_si256(uv, 1));
 }
 
-// Two BGRA rows, 32 pixels at a time; rows under 32 pixels go to the SSSE3 kernel.
-CCORE_TARGET_AVX2 void ccore_bgra_rows_avx2(const uint8_t *s0, const uint8_t *s1, uint8_t *y0,
+// Two BGRA rows, 32 pixels at a time; rows under 32 pixels go to the SSSE3 kernel. Each block
+// prefetches the same 128 bytes (two cache lines) of the next pair's rows, so the whole next
+// pair is in L1 by the time the caller converts it (see ccore_bgra_rows_fn for why).
+CCORE_TARGET_AVX2 void ccore_bgra_rows_avx2(const uint8_t *s0, const uint8_t *s1,
+                                            const uint8_t *n0, const uint8_t *n1, uint8_t *y0,
                                             uint8_t *y1, uint8_t *u, uint8_t *v, int32_t w,
                                             int full) {
     if (w < 32) {
-        ccore_bgra_rows_ssse3(s0, s1, y0, y1, u, v, w, full);
+        ccore_bgra_rows_ssse3(s0, s1, n0, n1, y0, y1, u, v, w, full);
         return;
+    }
+    if (!n0) { // the last pair: nothing ahead, the hints fall on the rows being read
+        n0 = s0;
+        n1 = s1;
     }
     const weights256 k = weights_for(full);
     size_t even_w = (size_t)w & ~(size_t)1, x = 0;
-    for (; x + 32 <= even_w; x += 32) bgra_block32(s0, s1, y0, y1, u, v, x, &k);
+    for (; x + 32 <= even_w; x += 32) {
+        _mm_prefetch((const char *)(n0 + 4 * x), _MM_HINT_T0);
+        _mm_prefetch((const char *)(n0 + 4 * x + 64), _MM_HINT_T0);
+        _mm_prefetch((const char *)(n1 + 4 * x), _MM_HINT_T0);
+        _mm_prefetch((const char *)(n1 + 4 * x + 64), _MM_HINT_T0);
+        bgra_block32(s0, s1, y0, y1, u, v, x, &k);
+    }
     // The last block moves back to overlap the previous one, staying on an even pixel so its
     // chroma samples line up; an odd last column is left to the scalar kernel.
     if (x < even_w) bgra_block32(s0, s1, y0, y1, u, v, even_w - 32, &k);
     if (w & 1)
-        ccore_bgra_rows_c(s0 + 4 * (w - 1), s1 + 4 * (w - 1), y0 + w - 1, y1 + w - 1,
-                          u + (w - 1) / 2, v + (w - 1) / 2, 1, full);
+        ccore_bgra_rows_c(s0 + 4 * (w - 1), s1 + 4 * (w - 1), NULL, NULL, y0 + w - 1,
+                          y1 + w - 1, u + (w - 1) / 2, v + (w - 1) / 2, 1, full);
 }
 
 #endif

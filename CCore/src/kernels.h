@@ -40,8 +40,16 @@ typedef void (*ccore_split_uv_fn)(const uint8_t *uv, uint8_t *u, uint8_t *v, int
 /// then the two columns, like a pair of pavgb. The last row of an odd-height image passes the
 /// same row twice; an odd last column averages its two vertical pixels only. `full` selects
 /// BT.601 full range (1) or limited range (0).
-typedef void (*ccore_bgra_rows_fn)(const uint8_t *s0, const uint8_t *s1, uint8_t *y0,
-                                   uint8_t *y1, uint8_t *u, uint8_t *v, int32_t w, int full);
+///
+/// n0 and n1 are the two source rows the caller converts next (w pixels each, both NULL for
+/// the last pair): SIMD kernels prefetch them, column for column, while converting s0 and s1.
+/// Hardware prefetchers stop at every 4 KiB page and restart on each new row, so a frame that
+/// has dropped out of the cache (a 1080p BGRA frame is 8 MB) otherwise stalls on memory
+/// latency at every row start and page crossing. Prefetches are hints: they never fault and
+/// never change the output.
+typedef void (*ccore_bgra_rows_fn)(const uint8_t *s0, const uint8_t *s1, const uint8_t *n0,
+                                   const uint8_t *n1, uint8_t *y0, uint8_t *y1, uint8_t *u,
+                                   uint8_t *v, int32_t w, int full);
 
 /// Copies h rows of w bytes (strides may be negative), as one block copy when both planes are
 /// contiguous. `features` is the caller's ccore_cpu_features() snapshot.
@@ -53,8 +61,9 @@ void ccore_transpose_c(const uint8_t *src, ptrdiff_t src_stride, uint8_t *dst,
                        ptrdiff_t dst_stride, int32_t w, int32_t h);
 void ccore_mirror_c(const uint8_t *src, uint8_t *dst, int32_t w);
 void ccore_split_uv_c(const uint8_t *uv, uint8_t *u, uint8_t *v, int32_t w);
-void ccore_bgra_rows_c(const uint8_t *s0, const uint8_t *s1, uint8_t *y0, uint8_t *y1,
-                       uint8_t *u, uint8_t *v, int32_t w, int full);
+void ccore_bgra_rows_c(const uint8_t *s0, const uint8_t *s1, const uint8_t *n0,
+                       const uint8_t *n1, uint8_t *y0, uint8_t *y1, uint8_t *u, uint8_t *v,
+                       int32_t w, int full);
 
 #if CCORE_X86
 void ccore_transpose_sse2(const uint8_t *src, ptrdiff_t src_stride, uint8_t *dst,
@@ -66,10 +75,12 @@ void ccore_mirror_ssse3(const uint8_t *src, uint8_t *dst, int32_t w);
 void ccore_mirror_avx2(const uint8_t *src, uint8_t *dst, int32_t w);
 void ccore_split_uv_sse2(const uint8_t *uv, uint8_t *u, uint8_t *v, int32_t w);
 void ccore_split_uv_avx2(const uint8_t *uv, uint8_t *u, uint8_t *v, int32_t w);
-void ccore_bgra_rows_ssse3(const uint8_t *s0, const uint8_t *s1, uint8_t *y0, uint8_t *y1,
-                           uint8_t *u, uint8_t *v, int32_t w, int full);
-void ccore_bgra_rows_avx2(const uint8_t *s0, const uint8_t *s1, uint8_t *y0, uint8_t *y1,
-                          uint8_t *u, uint8_t *v, int32_t w, int full);
+void ccore_bgra_rows_ssse3(const uint8_t *s0, const uint8_t *s1, const uint8_t *n0,
+                           const uint8_t *n1, uint8_t *y0, uint8_t *y1, uint8_t *u, uint8_t *v,
+                           int32_t w, int full);
+void ccore_bgra_rows_avx2(const uint8_t *s0, const uint8_t *s1, const uint8_t *n0,
+                          const uint8_t *n1, uint8_t *y0, uint8_t *y1, uint8_t *u, uint8_t *v,
+                          int32_t w, int full);
 #endif
 
 #if CCORE_ARM64
@@ -77,8 +88,9 @@ void ccore_transpose_neon(const uint8_t *src, ptrdiff_t src_stride, uint8_t *dst
                           ptrdiff_t dst_stride, int32_t w, int32_t h);
 void ccore_mirror_neon(const uint8_t *src, uint8_t *dst, int32_t w);
 void ccore_split_uv_neon(const uint8_t *uv, uint8_t *u, uint8_t *v, int32_t w);
-void ccore_bgra_rows_neon(const uint8_t *s0, const uint8_t *s1, uint8_t *y0, uint8_t *y1,
-                          uint8_t *u, uint8_t *v, int32_t w, int full);
+void ccore_bgra_rows_neon(const uint8_t *s0, const uint8_t *s1, const uint8_t *n0,
+                          const uint8_t *n1, uint8_t *y0, uint8_t *y1, uint8_t *u, uint8_t *v,
+                          int32_t w, int full);
 #endif
 
 #endif
