@@ -6,10 +6,11 @@
 // - A counter equal to the previous frame's is a repeat (the sender's filler re-sends a kept
 //   frame on a static screen): counted, not an error, and not timed (its capture time is the
 //   original's).
-// - A counter above highest + 1 opens a gap of `counter − highest − 1` frames, counted lost;
-//   one of them arriving later (within the last `window` counters, remembered in a bitmap)
-//   takes one back off `lost` and counts as out of order. Counters before the first frame
-//   seen are never counted lost (the receiver may start late).
+// - A counter above highest + 1 opens a gap of `counter − highest − 1` frames, counted skipped
+//   (source frames never seen: thinned or dropped by the sender, or lost on the way); one of
+//   them arriving later (within the last `window` counters, remembered in a bitmap) takes one
+//   back off `skipped` and counts as out of order. Counters before the first frame seen are
+//   never counted (the receiver may start late).
 // - A freeze is a wall-clock gap between consecutive decoded frames above the threshold.
 // - Latency is now − capture time, both low 32 bits of CLOCK_MONOTONIC in µs (same host),
 //   recorded for first sightings only; values outside 0 ..< 10 s are not recorded (another
@@ -28,7 +29,8 @@ public struct FrameMarkerStatistics: Sendable {
     public private(set) var frames: UInt64 = 0
     /// Decoded frames whose marker could not be read.
     public private(set) var unreadable: UInt64 = 0
-    public private(set) var lost: Int64 = 0
+    /// Source frames (marker counters) never seen; see the invariants above.
+    public private(set) var skipped: Int64 = 0
     public private(set) var repeated: UInt64 = 0
     public private(set) var outOfOrder: UInt64 = 0
     public private(set) var freezes: UInt64 = 0
@@ -94,7 +96,7 @@ public struct FrameMarkerStatistics: Sendable {
                 mark(k, false)
                 k += 1
             }
-            lost += c - highestCounter - 1
+            skipped += c - highestCounter - 1
             highestCounter = c
             mark(c, true)
             recordLatency(marker.captureMicrosLow, now: now)
@@ -109,7 +111,7 @@ public struct FrameMarkerStatistics: Sendable {
             repeated += 1
         } else {
             mark(c, true)
-            lost -= 1
+            skipped -= 1
             outOfOrder += 1
             recordLatency(marker.captureMicrosLow, now: now)
         }

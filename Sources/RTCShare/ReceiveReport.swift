@@ -1,15 +1,20 @@
 /// What `rtcshare receive` saw, for the summary line and `--stats-json`.
 ///
-/// Frames are counted from the frame marker of decoded pictures (see `FrameMarkerStatistics`):
-/// `framesLost` are gaps in the marker counters never filled, which includes source frames the
-/// sender itself dropped before encoding (its summary's "dropped … too fast"). Packets are
+/// Frames are counted from the frame marker of decoded pictures (see `FrameMarkerStatistics`).
+/// `framesLost` are encoded frames the sender sent that were not decoded: gaps in the VP8
+/// PictureIDs (a frame given up for a missing packet, or never seen) plus frames that arrived
+/// but could not be decoded (corrupt, or waiting for a keyframe). `framesSkipped` are gaps in
+/// the marker counters: source frames never seen, which includes the frames the sender itself
+/// thinned or dropped before encoding (its summary's "dropped … too fast") as well as the lost
+/// ones. Packets are
 /// video RTP packets as they arrived (retransmissions, plain or RTX, included; those that
 /// answered a NACK are also counted as recovered); `packetsLost` are those the jitter buffer
 /// gave up.
 public struct ReceiveReport: Sendable, Equatable {
     // Frames (decoded VP8 pictures and their markers).
     public var frames: UInt64 = 0
-    public var framesLost: Int64 = 0
+    public var framesLost: UInt64 = 0
+    public var framesSkipped: Int64 = 0
     public var framesRepeated: UInt64 = 0
     public var framesOutOfOrder: UInt64 = 0
     public var markersUnreadable: UInt64 = 0
@@ -63,7 +68,7 @@ public struct ReceiveReport: Sendable, Equatable {
 
     /// The one machine-greppable line `rtcshare receive` ends with.
     public var summaryLine: String {
-        "rtcshare receive: frames \(frames) lost \(framesLost) repeated \(framesRepeated) "
+        "rtcshare receive: frames \(frames) lost \(framesLost) skipped \(framesSkipped) repeated \(framesRepeated) "
             + "out-of-order \(framesOutOfOrder) freezes \(freezes) "
             + "latency p50 \(Self.ms(latencyP50Microseconds)) ms p99 \(Self.ms(latencyP99Microseconds)) ms; "
             + "packets \(packets) lost \(packetsLost) nacked \(packetsNacked) recovered \(packetsRecovered); "
@@ -73,7 +78,7 @@ public struct ReceiveReport: Sendable, Equatable {
     /// The same numbers (and a few more) as one JSON object.
     public var json: String {
         func num(_ us: Int64?) -> String { us.map { Self.ms($0) } ?? "null" }
-        return "{\"frames\":\(frames),\"frames_lost\":\(framesLost),\"frames_repeated\":\(framesRepeated)"
+        return "{\"frames\":\(frames),\"frames_lost\":\(framesLost),\"frames_skipped\":\(framesSkipped),\"frames_repeated\":\(framesRepeated)"
             + ",\"frames_out_of_order\":\(framesOutOfOrder),\"markers_unreadable\":\(markersUnreadable)"
             + ",\"freezes\":\(freezes),\"freeze_ms\":\(Self.ms(freezeMicroseconds))"
             + ",\"latency_p50_ms\":\(num(latencyP50Microseconds)),\"latency_p99_ms\":\(num(latencyP99Microseconds))"

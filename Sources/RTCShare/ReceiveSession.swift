@@ -117,6 +117,9 @@ final class ReceiveLoop {
     let cname: String
     var report = ReceiveReport()
     var waitingForKeyframe = true
+    /// The newest VP8 PictureID (15 bits) assembled; gaps after it are frames lost.
+    var lastPictureID: UInt16?
+    var pictureIDGaps: UInt64 = 0
     var smoothedRTT: Int64?
     var y4m: Y4MFileWriter?
     var wav: WAVFileWriter?
@@ -368,9 +371,24 @@ final class ReceiveLoop {
                     waitingForKeyframe = true
                     keyframes.request()
                 }
-                if let f = result.frame { decode(f, now: now) }
+                if let f = result.frame {
+                    notePictureID(f.pictureID)
+                    decode(f, now: now)
+                }
             }
         }
+    }
+
+    /// PictureIDs go up by one per encoded frame (mod 2^15): a jump forward means frames that
+    /// were given up or never arrived; an older ID (late, duplicate) changes nothing.
+    func notePictureID(_ id: UInt16?) {
+        guard let id else { return }
+        if let last = lastPictureID {
+            let ahead = (id &- last) & 0x7FFF
+            guard ahead != 0 && ahead < 0x4000 else { return }
+            pictureIDGaps += UInt64(ahead - 1)
+        }
+        lastPictureID = id
     }
 
     func decode(_ f: VP8AssembledFrame, now: Int64) {
@@ -535,7 +553,8 @@ final class ReceiveLoop {
         var r = report
         r.elapsedMicroseconds = elapsed
         r.frames = markers.frames
-        r.framesLost = markers.lost
+        r.framesLost = pictureIDGaps + report.framesUndecodable
+        r.framesSkipped = markers.skipped
         r.framesRepeated = markers.repeated
         r.framesOutOfOrder = markers.outOfOrder
         r.markersUnreadable = markers.unreadable

@@ -12,7 +12,7 @@ struct ReceiveCommand: CommandLineCommand {
         "Give --sdp FILE (the SDP the sender wrote: key, payload types, SSRCs and ports) or --listen HOST:PORT "
         + "with --srtp-key KEY or --insecure. It stops when nothing arrived for --idle-timeout seconds, on the "
         + "sender's BYE, after --duration, or on SIGINT/SIGTERM, and ends with one line: \"rtcshare receive: "
-        + "frames N lost N repeated N out-of-order N freezes N latency p50 X ms p99 X ms; packets N lost N "
+        + "frames N lost N skipped N repeated N out-of-order N freezes N latency p50 X ms p99 X ms; packets N lost N "
         + "nacked N recovered N; plis N; audio packets N concealed N\"."
 
     var listen: String?

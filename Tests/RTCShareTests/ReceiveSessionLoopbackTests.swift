@@ -225,7 +225,7 @@ import Testing
         #expect(report.markersUnreadable == 0)
         #expect(report.latencyP50Microseconds != nil)
         #expect(sender.receiverReports >= 1)
-        #expect(report.summaryLine.hasPrefix("rtcshare receive: frames 10 lost 0 repeated 0 out-of-order 0 freezes 0"))
+        #expect(report.summaryLine.hasPrefix("rtcshare receive: frames 10 lost 0 skipped 0 repeated 0 out-of-order 0 freezes 0"))
     }
 
     @Test func lostPacketResentOnTheRTXStreamIsUnwrappedAndRecovered() throws {
@@ -275,7 +275,10 @@ import Testing
         // The keyframe the PLI asked for restarts decoding: the last frames decode again.
         #expect(report.keyframes >= 2)
         #expect(report.frames >= 6 && report.frames < 14)
+        // Every frame sent is either decoded or counted lost (given up, or undecodable until the
+        // keyframe).
         #expect(report.framesLost >= 1)
+        #expect(report.frames + report.framesLost == 14)
     }
 
     /// Untrusted datagrams: random bytes, RTCP-looking bytes and mutated copies of real VP8
