@@ -1,7 +1,8 @@
 // Micro benchmark of CCore's pixel transforms against libyuv and against memcpy, in one run.
 // Prints one JSON line per operation and size. Each iteration times our call, libyuv's call and
-// a memcpy of as many bytes as the operation moves, back to back, so the machine's noise hits
-// all three alike; the reported figure is the median over many iterations after a warm-up.
+// a memcpy of as many bytes as the operation moves, back to back and in an order that rotates
+// every iteration, so the machine's noise and the cache state hit all three alike; the reported
+// figure is the median over many iterations after a warm-up.
 //
 // memcpy_ns is the floor: memcpy of (bytes read + bytes written) / 2, i.e. the same memory
 // traffic as the operation (memcpy reads and writes each byte it copies).
@@ -74,22 +75,31 @@ typedef struct bench_op {
 
 static uint8_t *copy_src, *copy_dst;
 
+// Which of the three runs in which place: the first of an iteration finds the caches as the
+// previous iteration's last left them, the second and third find the source (and destination)
+// the one before just touched. The order rotates every iteration so no contender always sits in
+// the warm or the cold place.
 static void run(const bench_op *op) {
     double ours[ITERATIONS], ref[ITERATIONS], mem[ITERATIONS];
     size_t half = op->traffic / 2;
     for (int i = 0; i < WARMUP + ITERATIONS; i++) {
-        double t0 = now_ns();
-        op->ours(op->ctx);
-        double t1 = now_ns();
-        op->ref(op->ctx);
-        double t2 = now_ns();
-        memcpy(copy_dst, copy_src, half);
-        double t3 = now_ns();
-        __asm__ volatile("" ::: "memory"); // keep the copy from being optimised away
+        double took[3];
+        for (int k = 0; k < 3; k++) {
+            int who = (i + k) % 3;
+            double t0 = now_ns();
+            if (who == 0)
+                op->ours(op->ctx);
+            else if (who == 1)
+                op->ref(op->ctx);
+            else
+                memcpy(copy_dst, copy_src, half);
+            __asm__ volatile("" ::: "memory"); // keep the copy from being optimised away
+            took[who] = now_ns() - t0;
+        }
         if (i >= WARMUP) {
-            ours[i - WARMUP] = t1 - t0;
-            ref[i - WARMUP] = t2 - t1;
-            mem[i - WARMUP] = t3 - t2;
+            ours[i - WARMUP] = took[0];
+            ref[i - WARMUP] = took[1];
+            mem[i - WARMUP] = took[2];
         }
     }
     double o = median(ours, ITERATIONS), r = median(ref, ITERATIONS), m = median(mem, ITERATIONS);
