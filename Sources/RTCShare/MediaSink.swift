@@ -56,14 +56,19 @@ public struct OutgoingAudioPacket {
 public struct SinkRequests: Sendable, Equatable {
     /// A receiver lost the picture (PLI, FIR, or a NACK for a packet no longer held).
     public var keyframe = false
-    /// A ceiling on the video bitrate (REMB, loss); nil: no change.
+    /// A ceiling on the video bitrate from the receiver (REMB); nil: none came.
     public var bitrateCeilingKbps: Int?
+    /// The fraction lost (lost / 256) of the newest receiver report for the video stream; nil:
+    /// none came. The session's `SendBitrateController` turns it into a rate.
+    public var videoFractionLost: UInt8?
     /// When the sink next wants `service` (reports to send); nil: no timer of its own.
     public var nextWakeup: MediaTime?
 
-    public init(keyframe: Bool = false, bitrateCeilingKbps: Int? = nil, nextWakeup: MediaTime? = nil) {
+    public init(keyframe: Bool = false, bitrateCeilingKbps: Int? = nil, videoFractionLost: UInt8? = nil,
+                nextWakeup: MediaTime? = nil) {
         self.keyframe = keyframe
         self.bitrateCeilingKbps = bitrateCeilingKbps
+        self.videoFractionLost = videoFractionLost
         self.nextWakeup = nextWakeup
     }
 }

@@ -15,8 +15,9 @@ import RTCShareRTP
 /// shared between threads: receiver reports give loss, jitter and RTT; a NACK resends what the
 /// history still holds (within the retransmission budget, so a NACK storm cannot make this an
 /// amplifier) and asks for a keyframe for what it no longer holds; PLI and FIR ask for a
-/// keyframe; REMB caps the bitrate. Every incoming datagram is untrusted: SRTCP authentication
-/// first, then the bounds-checked RTCP parser; anything else is counted and dropped.
+/// keyframe; REMB and the reports' fraction lost go to the session, which sets the bitrate.
+/// Every incoming datagram is untrusted: SRTCP authentication first, then the bounds-checked
+/// RTCP parser; anything else is counted and dropped.
 ///
 /// Memory: the history comes from the share's `MemoryBudget`; two packet buffers are taken at
 /// start; libsrtp2 allocates its two contexts once. Nothing grows while sending.
@@ -50,6 +51,7 @@ public final class PeerSink: MediaSink {
     private var nextAudioReport: MediaTime?
     private var keyframeWanted = false
     private var bitrateCeilingKbps: Int?
+    private var videoFractionLost: UInt8?
 
     /// Bytes of the history and its index, from the budget (the planner counts them).
     public static func budgetBytes(_ configuration: PeerConfiguration) -> Int {
@@ -211,9 +213,11 @@ public final class PeerSink: MediaSink {
             sendReport(for: stream, bye: false, on: socket, to: rtcpPeer(configuration.audioPeer))
             nextAudioReport = now + Self.reportInterval()
         }
-        var requests = SinkRequests(keyframe: keyframeWanted, bitrateCeilingKbps: bitrateCeilingKbps)
+        var requests = SinkRequests(keyframe: keyframeWanted, bitrateCeilingKbps: bitrateCeilingKbps,
+                                    videoFractionLost: videoFractionLost)
         keyframeWanted = false
         bitrateCeilingKbps = nil
+        videoFractionLost = nil
         requests.nextWakeup = [nextVideoReport, nextAudioReport].compactMap { $0 }.min()
         return requests
     }
@@ -275,6 +279,7 @@ public final class PeerSink: MediaSink {
         case .reportBlock(_, let block) where block.ssrc == video.ssrc:
             stats.receiverReports += 1
             stats.fractionLost = Double(block.fractionLost) / 256
+            videoFractionLost = block.fractionLost
             stats.cumulativeLost = Int(block.cumulativeLost)
             stats.jitterMicroseconds = Int64(block.jitter) * 1_000_000 / 90_000
             if let rtt = block.roundTripMicroseconds(now: NTPTime(unixMicroseconds: WallClock.nowMicroseconds())) {

@@ -327,11 +327,14 @@ final class ReceiveLoop {
             return
         }
         if videoStats == nil { videoStats = ReceiveStatistics(ssrc: h.ssrc, clockRate: 90_000) }
-        videoStats!.received(sequenceNumber: h.sequenceNumber, rtpTimestamp: h.timestamp, arrival: now,
-                             isRetransmission: isRetransmission)
         report.packets += 1
         report.bytes += UInt64(packet.count)
-        if let sinceNack = nack.packetReceived(sequenceNumber: h.sequenceNumber, now: now) {
+        let sinceNack = nack.packetReceived(sequenceNumber: h.sequenceNumber, now: now)
+        // A repair (RTX, or a plain resend answering a NACK) does not count as received, so the
+        // reports carry the loss before repair: the sender's rate control needs the path's loss.
+        videoStats!.received(sequenceNumber: h.sequenceNumber, rtpTimestamp: h.timestamp, arrival: now,
+                             isRetransmission: isRetransmission || sinceNack != nil)
+        if let sinceNack {
             // A NACK's answer: the round trip (plus the sender's turnaround) sets the wait.
             smoothedRTT = smoothedRTT.map { ($0 * 7 + sinceNack) / 8 } ?? sinceNack
             let wait = min(max(2 * (smoothedRTT ?? 0), configuration.minimumJitterWaitMicroseconds),

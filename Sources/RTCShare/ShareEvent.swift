@@ -95,5 +95,9 @@ public struct ShareStats: Sendable, Equatable {
     public var audioPackets = 0
     public var audioBytes: UInt64 = 0
     public var sourceRestarts = 0
+    /// The video bitrate the encoder runs at now (kbit/s), and how often it changed (REMB,
+    /// loss, the host).
+    public var targetBitrateKbps = 0
+    public var bitrateChanges = 0
     public var elapsed: MediaDuration = .zero
 }

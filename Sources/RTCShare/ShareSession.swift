@@ -1,6 +1,7 @@
 import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
+import RTCShareRTP
 import Synchronization
 
 /// One share: a source on its capture thread, and on the calling thread the pipeline — pacer
@@ -27,7 +28,8 @@ public final class ShareSession: Sendable {
 
     public var isStopRequested: Bool { stopRequested.load(ordering: .acquiring) }
 
-    /// Changes the VP8 bitrate from the next frame on; safe from any thread.
+    /// Changes the VP8 bitrate (the ceiling the receiver's feedback may lower it from) from the
+    /// next frame on; safe from any thread.
     public func setBitrate(kbps: Int) {
         requestedBitrateKbps.store(max(kbps, 1), ordering: .releasing)
     }
@@ -109,6 +111,16 @@ public final class ShareSession: Sendable {
         var watchdog = StallWatchdogStateMachine(
             configuration: .init(stallThreshold: configuration.stallThreshold), startedAt: startedAt)
         var stats = ShareStats()
+        // The video bitrate: the configured one (or the host's), lowered by REMB and by loss.
+        var rate = SendBitrateController(maximumKbps: configuration.bitrateKbps)
+        stats.targetBitrateKbps = rate.targetKbps
+        func applyRate() throws(ShareError) {
+            let kbps = rate.targetKbps
+            guard kbps != stats.targetBitrateKbps else { return }
+            do { try encoder.setBitrate(kbps: kbps) } catch { throw .pipeline("bitrate \(kbps) kbit/s: \(error)") }
+            stats.targetBitrateKbps = kbps
+            stats.bitrateChanges += 1
+        }
         var nextProgress = startedAt + .seconds(1)
         onEvent(.started)
 
@@ -232,7 +244,8 @@ public final class ShareSession: Sendable {
                 }
                 let kbps = requestedBitrateKbps.exchange(0, ordering: .acquiringAndReleasing)
                 if kbps > 0 {
-                    do { try encoder.setBitrate(kbps: kbps) } catch { throw .pipeline("bitrate \(kbps) kbit/s: \(error)") }
+                    rate.setMaximum(kbps: kbps)
+                    try applyRate()
                 }
                 if keyframeRequested.exchange(false, ordering: .acquiringAndReleasing) {
                     try handle(pacer.keyframeRequested(at: now), at: now)
@@ -249,10 +262,11 @@ public final class ShareSession: Sendable {
                 for sink in sinks {
                     let requests = try sink.service(at: now)
                     if requests.keyframe { try handle(pacer.keyframeRequested(at: now), at: now) }
-                    if let ceiling = requests.bitrateCeilingKbps {
-                        let kbps = min(max(ceiling, 1), configuration.bitrateKbps)
-                        do { try encoder.setBitrate(kbps: kbps) } catch { throw .pipeline("bitrate \(kbps) kbit/s: \(error)") }
+                    if let ceiling = requests.bitrateCeilingKbps { rate.remb(kbps: ceiling) }
+                    if let lost = requests.videoFractionLost {
+                        rate.receiverReport(fractionLost: lost, now: now.microseconds)
                     }
+                    try applyRate()
                     if let w = requests.nextWakeup, w < (sinkWakeup ?? w + .microseconds(1)) { sinkWakeup = w }
                 }
                 if source.isLive {

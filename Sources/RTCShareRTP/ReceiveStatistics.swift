@@ -61,7 +61,11 @@ public struct ReceiveStatistics: Sendable {
     /// Interarrival jitter in microseconds.
     public var jitterMicroseconds: Int64 { Int64(jitter) * 1_000_000 / Int64(clockRate) }
 
-    /// Counts one packet (A.1 `update_seq`); updates jitter unless it is a retransmission.
+    /// Counts one packet (A.1 `update_seq`). A retransmission (a repair of a lost packet) moves
+    /// the highest sequence number like any packet but is neither counted as received nor
+    /// timed for jitter: the report then gives the path's loss before repair, as RFC 4588 RTX
+    /// does by itself (its repairs come on another SSRC), which is what a sender's rate control
+    /// needs.
     /// Returns false for a packet taken as a bad jump (not counted; a second one in sequence
     /// after it restarts the stream's counts).
     @discardableResult
@@ -92,7 +96,7 @@ public struct ReceiveStatistics: Sendable {
             }
         }
         // else: duplicate or reordered, within the misorder window.
-        received += 1
+        if !isRetransmission { received += 1 }
         updateJitter(rtpTimestamp: rtpTimestamp, arrival: arrival, isRetransmission: isRetransmission)
         return true
     }

@@ -56,7 +56,7 @@ final class Log: @unchecked Sendable {
         let t = p.transport
         if statusLines {
             var text = "rtcshare: \(Int(Double(p.stats.elapsed.microseconds) / 1_000_000)) s  "
-                + "\(String(format1: fps)) fps  \(kbps) kbit/s  kf \(p.stats.keyframes)"
+                + "\(String(format1: fps)) fps  \(kbps)/\(p.stats.targetBitrateKbps) kbit/s  kf \(p.stats.keyframes)"
             if let t {
                 text += "  rtt " + (t.roundTripMicroseconds.map { "\($0 / 1000) ms" } ?? "-")
                 text += "  loss " + (t.fractionLost.map { "\(String(format1: $0 * 100))%" } ?? "-")
@@ -69,6 +69,7 @@ final class Log: @unchecked Sendable {
         if statsFile >= 0 {
             var json = "{\"t\":\(String(format1: Double(p.stats.elapsed.microseconds) / 1_000_000))"
                 + ",\"frames\":\(p.stats.encodedFrames),\"fps\":\(String(format1: fps)),\"kbps\":\(kbps)"
+                + ",\"target_kbps\":\(p.stats.targetBitrateKbps)"
                 + ",\"keyframes\":\(p.stats.keyframes),\"repeats\":\(p.stats.repeatedFrames)"
                 + ",\"source_frames\":\(p.stats.sourceFrames),\"restarts\":\(p.stats.sourceRestarts)"
                 + ",\"audio_packets\":\(p.stats.audioPackets)"
@@ -94,6 +95,7 @@ final class Log: @unchecked Sendable {
             + "dropped \(s.droppedTooFast) too fast + \(s.droppedByRing) queue + \(s.droppedByEncoder) encoder; "
             + "restarts \(s.sourceRestarts)"
         if s.audioPackets > 0 { text += "; audio \(s.audioPackets) packets" }
+        if s.bitrateChanges > 0 { text += "; bitrate changed \(s.bitrateChanges) times, last \(s.targetBitrateKbps) kbit/s" }
         if let t = transport {
             text += "; sent \(t.packetsSent) packets, \(t.nacksReceived) NACKs, \(t.packetsRetransmitted) resent, "
                 + "\(t.pliReceived + t.firReceived) PLI/FIR"

@@ -73,6 +73,7 @@ import Testing
         // marker gap the sender's drops opened. Drops before the first frame or after the last
         // open no gap, hence at most.
         #expect(int(stats, "frames_lost") == 0)
+        #expect(!tx.contains("bitrate changed"), "no loss, no back-off: \(tx)")
         let repeatsShowingNewMarkers = sent.repeats - int(stats, "frames_repeated")
         #expect(repeatsShowingNewMarkers >= 0, "receiver: \(rx)\nsender: \(tx)")
         #expect(int(stats, "frames_skipped") + repeatsShowingNewMarkers <= sent.dropped, "receiver: \(rx)\nsender: \(tx)")

@@ -191,7 +191,9 @@ import Testing
                                     delaySinceLastSenderReport: 655)  // 10 ms in 1/65536 s
         try receiver.sendRTCP(try RTCPReceiverReport(ssrc: 1, reportBlocks: [block]).serialized())
         usleep(20_000)
-        _ = try sink.service(at: MonotonicClock.now())
+        let requests = try sink.service(at: MonotonicClock.now())
+        #expect(requests.videoFractionLost == 64, "the loss goes to the session's rate controller")
+        #expect(try sink.service(at: MonotonicClock.now()).videoFractionLost == nil, "once per report")
         let stats = try #require(sink.transportStats)
         #expect(stats.fractionLost == 0.25)
         #expect(stats.cumulativeLost == 12)

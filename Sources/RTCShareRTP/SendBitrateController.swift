@@ -1,0 +1,88 @@
+// The video send bitrate, from what the receiver reports: the loss-based half of Google
+// Congestion Control (draft-ietf-rmcat-gcc-02 §6), capped by REMB and by the configured maximum.
+//
+// Invariants:
+// - The loss estimate moves only on a receiver report's fraction lost (the loss over the last
+//   report interval): above 10 % it is multiplied by (1 − loss / 2); below 2 % by 1.05 (at
+//   least +1 kbit/s, so a small estimate still climbs); in between it holds. A congested path
+//   loses more than 10 %; a path losing 2–10 % is tolerated (NACK and keyframes repair it).
+// - Reports closer together than `minimumReportIntervalMicroseconds` after the last one used are
+//   ignored: two reports for one interval (a compound with several blocks, a duplicate) must
+//   not cut twice.
+// - The estimate stays within minimumKbps ... maximumKbps; the target is the smallest of the
+//   estimate, the last REMB and the maximum, and never below minimumKbps unless the maximum is.
+// - Times are passed in; nothing here reads a clock or allocates.
+
+/// Sans-IO send-rate decision for one video stream.
+public struct SendBitrateController: Sendable, Equatable {
+    /// Loss above this fraction cuts the estimate.
+    public static let congestedLoss = 0.10
+    /// Loss below this fraction lets it grow.
+    public static let cleanLoss = 0.02
+    public static let growth = 1.05
+    public static let minimumReportIntervalMicroseconds: Int64 = 200_000
+
+    /// The configured (or host-set) ceiling.
+    public private(set) var maximumKbps: Int
+    /// The floor the loss estimate does not go under.
+    public let minimumKbps: Int
+    /// What the loss reports allow.
+    public private(set) var lossEstimateKbps: Int
+    /// The receiver's last REMB, if it sent any.
+    public private(set) var rembKbps: Int?
+    /// Reports that cut the estimate, and those that let it grow.
+    public private(set) var decreases = 0
+    public private(set) var increases = 0
+    private var lastReportAt: Int64?
+
+    /// Starts at the maximum: a share begins at the rate it was asked for and backs off on loss.
+    public init(maximumKbps: Int, minimumKbps: Int = 100) {
+        let maximum = max(maximumKbps, 1)
+        self.maximumKbps = maximum
+        self.minimumKbps = min(max(minimumKbps, 1), maximum)
+        lossEstimateKbps = maximum
+    }
+
+    /// The rate the encoder should run at now.
+    public var targetKbps: Int {
+        min(lossEstimateKbps, rembKbps.map { max($0, 1) } ?? Int.max, maximumKbps)
+    }
+
+    /// A receiver report block for the video stream: `fractionLost` is its 8-bit fraction
+    /// (lost / 256). Returns whether the target changed.
+    @discardableResult
+    public mutating func receiverReport(fractionLost: UInt8, now: Int64) -> Bool {
+        if let last = lastReportAt, now - last < Self.minimumReportIntervalMicroseconds { return false }
+        lastReportAt = now
+        let before = targetKbps
+        let loss = Double(fractionLost) / 256
+        let estimate = Double(lossEstimateKbps)
+        var next = lossEstimateKbps
+        if loss > Self.congestedLoss {
+            next = Int(estimate * (1 - loss / 2))
+            decreases += 1
+        } else if loss < Self.cleanLoss {
+            next = max(Int(estimate * Self.growth), lossEstimateKbps + 1)
+            if lossEstimateKbps < maximumKbps { increases += 1 }
+        }
+        lossEstimateKbps = min(max(next, minimumKbps), maximumKbps)
+        return targetKbps != before
+    }
+
+    /// A REMB from the receiver (RFC draft-alvestrand-rmcat-remb): a ceiling of its own.
+    @discardableResult
+    public mutating func remb(kbps: Int) -> Bool {
+        let before = targetKbps
+        rembKbps = max(kbps, 1)
+        return targetKbps != before
+    }
+
+    /// The host changed the bitrate: the new maximum; the estimate starts again from it.
+    @discardableResult
+    public mutating func setMaximum(kbps: Int) -> Bool {
+        let before = targetKbps
+        maximumKbps = max(kbps, 1)
+        lossEstimateKbps = maximumKbps
+        return targetKbps != before
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import RTCShareIO
+import Testing
+
+/// The sender backs off when the receiver reports loss: `rtcshare` → a relay that loses 30 % of
+/// the RTP packets → `rtcshare receive`, whose receiver reports (fraction lost) and NACKs go back
+/// through the relay. The sender's bitrate target must fall below the configured bitrate.
+@Suite(.serialized) struct LossAdaptationTests {
+    static let bitrate = 800, seconds = 8
+
+    @Test func lossReportedByTheReceiverLowersTheSendersBitrate() throws {
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let base = try Tools.freeUDPPorts(count: 8)
+        let relayPort = base, relayBack = base + 4, receiverPort = base + 6
+        let relay = try LossyRelay(listenPort: relayPort, backPort: relayBack,
+                                   receiver: SocketAddress(host: "127.0.0.1", port: receiverPort),
+                                   drop: (dropped: 3, outOf: 10))
+        defer { relay.stop() }
+        let key = Data((0..<30).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }).base64EncodedString()
+        let json = dir.appendingPathComponent("rx.json").path
+        let txJSON = dir.appendingPathComponent("tx.jsonl").path
+        let receiver = try BackgroundProcess(Tools.rtcshare, [
+            "receive", "--listen", "127.0.0.1:\(receiverPort)", "--srtp-key", key,
+            "--stats-json", json, "--idle-timeout", "3",
+        ], in: dir, name: "receiver")
+        let sender = try BackgroundProcess(Tools.rtcshare, [
+            "--source", "testsrc", "--size", "640x360", "--fps", "20", "--bitrate", "\(Self.bitrate)",
+            "--peer", "127.0.0.1:\(relayPort)", "--srtp-key", key, "--audio", "none",
+            "--duration", "\(Self.seconds)", "--stats-json", txJSON,
+        ], in: dir, name: "sender")
+        let status = sender.wait(timeout: Double(Self.seconds) + 15)
+        #expect(status == 0, "sender: \(sender.stderr)")
+        let rxStatus = receiver.wait(timeout: 10)
+        #expect(rxStatus == 0, "receiver: \(receiver.stderr)")
+        relay.stop()
+
+        #expect(relay.dropped > 0 && relay.feedback > 0, "relay: \(relay.dropped) dropped, \(relay.feedback) back")
+        // The sender's per-second lines: the target starts at the configured rate and falls.
+        let lines = try String(contentsOfFile: txJSON, encoding: .utf8).split(separator: "\n")
+        let targets = lines.compactMap { line -> Int? in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+            return (object["target_kbps"] as? NSNumber)?.intValue
+        }
+        #expect(targets.count >= Self.seconds - 1, "\(lines.count) stats lines")
+        let lowest = try #require(targets.min())
+        #expect(lowest < Self.bitrate * 3 / 4, "targets \(targets)\nsender: \(sender.stderr)\nreceiver: \(receiver.stderr)\n\(lines.last ?? "")")
+        #expect(sender.stderr.contains("bitrate changed"), "sender: \(sender.stderr)")
+        let lossSeen = lines.contains { $0.contains("\"fraction_lost\":") && !$0.contains("\"fraction_lost\":null") && !$0.contains("\"fraction_lost\":0.0e-3") }
+        #expect(lossSeen, "the sender saw the receiver's loss reports")
+        // The receiver kept decoding through the loss (NACK and keyframes repair it).
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json)))
+        let stats = try #require(object as? [String: Any])
+        let frames = (stats["frames"] as? NSNumber)?.intValue ?? 0
+        let nacked = (stats["packets_nacked"] as? NSNumber)?.intValue ?? 0
+        #expect(frames >= Self.seconds * 20 / 4, "receiver: \(receiver.stderr)")
+        #expect(nacked > 0, "\(stats)")
+    }
+}
