@@ -22,6 +22,20 @@ import Testing
         #expect(b2.cumulativeLost == 2)
     }
 
+    /// Repairs do not hide the loss: the report gives the path's loss before repair.
+    @Test func aRetransmissionFillsNoLossInTheReport() throws {
+        var s = ReceiveStatistics(ssrc: 9, clockRate: 90_000)
+        for seq: UInt16 in [1, 2, 4, 5] { s.received(sequenceNumber: seq, rtpTimestamp: 0, arrival: 0) }
+        s.received(sequenceNumber: 3, rtpTimestamp: 0, arrival: 0, isRetransmission: true)
+        // A repair past the highest still moves it (the original was lost on the way).
+        s.received(sequenceNumber: 6, rtpTimestamp: 0, arrival: 0, isRetransmission: true)
+        let block = s.makeReportBlock(now: 0)
+        let b = try #require(block)
+        #expect(b.extendedHighestSequence == 6)
+        #expect(b.cumulativeLost == 2)
+        #expect(b.fractionLost == UInt8(2 * 256 / 6))
+    }
+
     @Test func wrapAddsACycle() {
         var s = ReceiveStatistics(ssrc: 1, clockRate: 90_000)
         for seq: UInt16 in [65_534, 65_535, 0, 1] { s.received(sequenceNumber: seq, rtpTimestamp: 0, arrival: 0) }
