@@ -70,6 +70,8 @@ public struct MediaDescription: Sendable, Equatable {
     /// `RTP/AVP`, `RTP/SAVP`, `UDP/TLS/RTP/SAVPF`, …
     public var transportProtocol: String
     public var payloadTypes: [Int]
+    /// The formats of an `application` section (e.g. `webrtc-datachannel`), kept as written.
+    public var applicationFormats: [String] = []
     /// A media-level `c=` address, if any.
     public var connectionAddress: String?
     /// `b=AS:` in kbit/s, if any.
@@ -84,8 +86,8 @@ public struct MediaDescription: Sendable, Equatable {
     }
 
     func render() -> String {
-        var out = "m=\(kind.rawValue) \(port) \(transportProtocol) "
-            + payloadTypes.map(String.init).joined(separator: " ") + "\r\n"
+        let formats = kind == .application ? applicationFormats : payloadTypes.map(String.init)
+        var out = "m=\(kind.rawValue) \(port) \(transportProtocol) " + formats.joined(separator: " ") + "\r\n"
         if let c = connectionAddress { out += "c=IN \(SessionDescription.family(c)) \(c)\r\n" }
         if let b = bandwidthKbps { out += "b=AS:\(b)\r\n" }
         for a in attributes { out += a.line }
@@ -270,6 +272,7 @@ extension SessionDescription {
                     throw .line(lineNumber, "c= must be IN IP4|IP6 address")
                 }
                 let address = String(f[2].prefix { $0 != "/" })  // no /ttl
+                guard !address.isEmpty else { throw .line(lineNumber, "c= has no address") }
                 if result!.media.isEmpty {
                     result!.connectionAddress = address
                 } else {
@@ -285,15 +288,16 @@ extension SessionDescription {
                     throw .line(lineNumber, "m= port must be 0...65535")
                 }
                 var types: [Int] = []
-                for t in f[3...] {
-                    if kind == .application { break }
+                for t in f[3...] where kind != .application {
                     guard let pt = Int(t), (0...127).contains(pt) else {
                         throw .line(lineNumber, "payload type '\(t)' is not 0...127")
                     }
                     types.append(pt)
                 }
-                result!.media.append(MediaDescription(kind: kind, port: port, transportProtocol: String(f[2]),
-                                                      payloadTypes: types))
+                var section = MediaDescription(kind: kind, port: port, transportProtocol: String(f[2]),
+                                               payloadTypes: types)
+                if kind == .application { section.applicationFormats = f[3...].map(String.init) }
+                result!.media.append(section)
             case "b":
                 guard result != nil else { throw .line(lineNumber, "b= before o=") }
                 if value.hasPrefix("AS:"), let kbps = Int(value.dropFirst(3)), kbps >= 0, !result!.media.isEmpty {

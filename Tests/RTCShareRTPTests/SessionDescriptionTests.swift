@@ -67,6 +67,17 @@ import Testing
         #expect(d.media[0].cryptos.first?.tag == 2)
     }
 
+    /// Found by fuzz/fuzz-sdp: an application section's formats are not payload types and must
+    /// survive a render.
+    @Test func anApplicationSectionRendersItsFormats() throws {
+        let text = "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\n"
+        let d = try SessionDescription.parse(text)
+        #expect(d.media[0].applicationFormats == ["webrtc-datachannel"])
+        #expect(d.media[0].payloadTypes.isEmpty)
+        let again = try SessionDescription.parse(d.render())
+        #expect(again.media == d.media)
+    }
+
     @Test func theKeyNeverPrints() {
         let c = SDESCrypto(suite: "AES_CM_128_HMAC_SHA1_80", keyBase64: "c2VjcmV0")
         #expect(!"\(c)".contains("c2VjcmV0"))
@@ -80,6 +91,7 @@ import Testing
         ("v=0\r\no=- 1 1 IN IP4 a\r\nm=video 70000 RTP/AVP 96\r\n", "sdp line 3: m= port must be 0...65535"),
         ("v=0\r\no=- 1 1 IN IP4 a\r\nm=video 5 RTP/AVP 200\r\n", "sdp line 3: payload type '200' is not 0...127"),
         ("v=0\r\no=- 1 1 IN IP4 a\r\nc=IN XX a\r\n", "sdp line 3: c= must be IN IP4|IP6 address"),
+        ("v=0\r\no=- 1 1 IN IP4 a\r\nc=IN IP4 /5\r\n", "sdp line 3: c= has no address"),
         ("v=0\r\nm=video 5 RTP/AVP 96\r\n", "sdp line 2: m= before o="),
         ("v=0\r\ns=x\u{1}\r\n", "sdp line 2: control character"),
         ("v=0\r\n", "sdp has no o= line"),

@@ -1,0 +1,47 @@
+// swift-tools-version: 6.1
+// Coverage-guided fuzzing (libFuzzer + AddressSanitizer) of the parsers that read untrusted
+// input: RTP/RTCP/VP8 from the network, SDP, the IPC producer protocol, Y4M headers, peer
+// addresses. A package of its own, like bench/, so the product never links libFuzzer.
+//
+// The sanitizer flags are NOT set here: they must reach the root package's targets too (the
+// parsers are what needs coverage instrumentation), and settings in this manifest only apply
+// to this package's targets. run.sh passes them on the command line:
+//   swift build --package-path fuzz --scratch-path fuzz/.build -j 2 \
+//     -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=fuzzer-no-link,address
+// Then: fuzz/run.sh [seconds-per-target]. See fuzz/README.md.
+import PackageDescription
+
+// The root package exports no product for RTCShareRTP, RTCShareMedia or RTCShareIO; its
+// `RTCShare` library product builds them all, and their modules are importable from here.
+let rtcshare: Target.Dependency = .product(name: "RTCShare", package: "rtcshare")
+
+/// One libFuzzer executable per input format: each has its own coverage map, corpus and seeds.
+func harness(_ name: String) -> Target {
+    .executableTarget(name: name, dependencies: ["FuzzSupport", rtcshare], path: "Sources/\(name)")
+}
+
+let package = Package(
+    name: "rtcshare-fuzz",
+    dependencies: [
+        .package(name: "rtcshare", path: ".."),
+    ],
+    targets: [
+        // Declares LLVMFuzzerRunDriver (no installed header has it); nothing to compile.
+        .systemLibrary(name: "CFuzzerDriver", path: "Sources/CFuzzerDriver"),
+        // Input cursor, the sink that keeps results alive, the driver call.
+        .target(name: "FuzzSupport", dependencies: ["CFuzzerDriver"], path: "Sources/FuzzSupport"),
+
+        harness("fuzz-rtp"),   // RTPHeader + header extensions + VP8 descriptor + Opus TOC
+        harness("fuzz-vp8"),   // VP8Depacketizer over a sequence of packets
+        harness("fuzz-rtcp"),  // RTCPParser (compound)
+        harness("fuzz-sdp"),   // SessionDescription + accessors + SRTP key base64
+        harness("fuzz-ipc"),   // IPCMessage + IPCProducerStateMachine
+        harness("fuzz-y4m"),   // Y4MHeader
+        harness("fuzz-rx"),    // JitterBuffer, NackGenerator, ReceiveStatistics
+        harness("fuzz-addr"),  // SocketAddress(parsing:) (numeric hosts only: no DNS)
+
+        // Writes the seed corpora (corpus/<harness>/) from the code's own writers.
+        .executableTarget(name: "fuzz-seeds", dependencies: ["FuzzSupport", rtcshare],
+                          path: "Sources/fuzz-seeds"),
+    ]
+)
