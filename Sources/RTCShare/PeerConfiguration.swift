@@ -23,6 +23,8 @@ public struct PeerConfiguration: Sendable {
     /// Whether audio is sent (an audio section in the SDP, an Opus stream).
     public var sendsAudio = false
     public var audioChannels = 2
+    /// The share's frame rate, for `a=framerate` (receivers that write files use it).
+    public var framesPerSecond: Int?
 
     /// Payload types and header extension ids rtcshare uses (dynamic range, what WebRTC peers use).
     public static let vp8PayloadType: UInt8 = 96

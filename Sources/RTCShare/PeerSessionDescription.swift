@@ -33,6 +33,7 @@ extension PeerSink {
         if c.signalsOrientation {
             v.add("extmap", "\(PeerConfiguration.videoOrientationID) \(RTPVideoOrientation.uri)")
         }
+        if let fps = c.framesPerSecond { v.add("framerate", "\(fps)") }
         if !c.separateRTCPPorts { v.add("rtcp-mux") }
         if let crypto { v.add("crypto", crypto) }
         v.add("ssrc", "\(video.ssrc) cname:\(cname)")

@@ -31,6 +31,8 @@ public struct ReceiveConfiguration: Sendable {
     public var idleTimeoutMicroseconds: Int64 = 3_000_000
     /// Decoded frames as YUV4MPEG2 / decoded audio as WAV (s16le), if given.
     public var y4mPath: String?
+    /// The frame rate the `.y4m` header states: the SDP's `a=framerate`, else 30.
+    public var y4mFramesPerSecond = 30
     public var audioOutputPath: String?
     /// Reorder-buffer capacity (packets) and the least wait for a missing packet.
     public var videoJitterPackets = 1024
@@ -102,6 +104,10 @@ public struct ReceiveConfiguration: Sendable {
             }
         }
         if videoSSRC == nil { videoSSRC = video.ssrcs.first }
+        // RFC 8866 §6.8: a=framerate:<frames per second>, possibly fractional.
+        if let text = video.values(of: "framerate").first, let fps = Double(text), fps >= 1, fps <= 240 {
+            y4mFramesPerSecond = Int(fps.rounded())
+        }
         if let audio {
             if let opus = audio.payloadType(for: "opus"), let p = UInt8(exactly: opus), p < 128 {
                 audioPayloadType = p

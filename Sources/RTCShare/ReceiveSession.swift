@@ -184,7 +184,7 @@ final class ReceiveLoop {
         nackEntries = .allocate(capacity: Self.maxNackNumbers)
         nackEntries.initialize(repeating: RTCPNackEntry(pid: 0, blp: 0))
 
-        y4m = try c.y4mPath.map { p throws(ShareError) in try Y4MFileWriter(path: p) }
+        y4m = try c.y4mPath.map { p throws(ShareError) in try Y4MFileWriter(path: p, frameRate: c.y4mFramesPerSecond) }
         wav = try c.audioOutputPath.map { p throws(ShareError) in try WAVFileWriter(path: p, channels: c.audioChannels) }
     }
 

@@ -92,7 +92,9 @@ extension PeerOptions {
         configuration.keyframeInterval = .microseconds(Int64(keyframeInterval * 1_000_000))
         configuration.outputBudgetBytes = PeerSink.budgetBytes(c)
         configuration.outputHeapBytes = PeerSink.heapBytes(c)
-        return c
+        var peer = c
+        peer.framesPerSecond = configuration.framesPerSecond
+        return peer
     }
 
     /// The peer settings, or nil without `--peer`. `audio` says whether an audio stream goes too.

@@ -86,7 +86,7 @@ import Testing
         #expect(int(stats, "audio_concealed") <= 2)
         // YUV4MPEG2: header, then FRAME + I420 per decoded frame.
         let data = try Data(contentsOf: URL(fileURLWithPath: y4m))
-        let header = "YUV4MPEG2 W\(Self.width) H\(Self.height) F30:1 Ip A1:1 C420jpeg\n"
+        let header = "YUV4MPEG2 W\(Self.width) H\(Self.height) F20:1 Ip A1:1 C420jpeg\n"
         #expect(data.prefix(header.utf8.count) == Data(header.utf8))
         #expect(data.count == header.utf8.count + sent.frames * (6 + Self.width * Self.height * 3 / 2))
     }
