@@ -321,6 +321,12 @@ public final class PeerSink: MediaSink {
                     scratch.copyMemory(from: original)
                     length = original.count
                 }
+                // A resend is a new packet on the wire: a fresh transport-wide sequence number
+                // and send time (the RTP sequence number and payload stay the original's).
+                try RTPExtensionValues.rewriteSendElements(
+                    packet: scratch, length: length, map: extensionMap,
+                    transportSequenceNumber: nextTransportSequence(),
+                    absSendTime: AbsSendTime.value(microseconds: now.microseconds))
                 try protectAndSend(length: length, rtcp: false, on: videoSocket, to: configuration.videoPeer)
                 stats.packetsRetransmitted += 1
                 return true

@@ -193,6 +193,34 @@ public struct RTPExtensionValues: Equatable, Sendable {
         return values
     }
 
+    /// Rewrites, in place, the per-send elements of a packet about to go out again (a
+    /// retransmission, plain or RTX): the transport-wide sequence number, which counts every
+    /// packet put on the wire (a receiver's transport feedback must see each send once), and
+    /// abs-send-time. Elements the packet does not carry stay absent; nothing else changes.
+    /// Returns whether a transport-wide sequence number was written.
+    @discardableResult
+    public static func rewriteSendElements(packet: UnsafeMutableRawBufferPointer, length: Int, map: RTPExtensionMap,
+                                           transportSequenceNumber: UInt16,
+                                           absSendTime: UInt32) throws(RTPError) -> Bool {
+        guard length <= packet.count else { throw .truncated("length \(length) past buffer \(packet.count)") }
+        let parsed = try RTPHeader.parse(UnsafeRawBufferPointer(rebasing: packet[0..<length]))
+        guard parsed.extensionProfile == RTPOneByteExtensions.profile else { return false }
+        let block = parsed.extensionRange
+        let data = UnsafeMutableRawBufferPointer(rebasing: packet[block])
+        var reader = RTPOneByteExtensions.Reader()
+        var wrote = false
+        while let e = try reader.next(in: UnsafeRawBufferPointer(data)) {
+            let o = e.range.lowerBound
+            if e.id == map.transportSequenceNumber, e.range.count == 2 {
+                data.rtpPut16(transportSequenceNumber, at: o)
+                wrote = true
+            } else if e.id == map.absSendTime, e.range.count == 3 {
+                data.rtpPut24(absSendTime, at: o)
+            }
+        }
+        return wrote
+    }
+
     /// Convenience: the known elements of a whole parsed packet.
     public static func parse(packet: UnsafeRawBufferPointer, _ parsed: RTPParsedPacket,
                              map: RTPExtensionMap) throws(RTPError) -> RTPExtensionValues {

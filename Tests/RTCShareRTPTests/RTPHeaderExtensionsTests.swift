@@ -33,6 +33,34 @@ import Testing
         #expect(back == values)
     }
 
+    /// A retransmission gets a fresh transport-wide sequence number and send time in place;
+    /// the header, the CVO element and the payload stay as they were.
+    @Test func rewriteSendElementsChangesOnlyThePerSendValues() throws {
+        let map = try RTPExtensionMap(absSendTime: 3, transportSequenceNumber: 5, videoOrientation: 14)
+        let values = RTPExtensionValues(absSendTime: 0x12_3456, transportSequenceNumber: 0xABCD,
+                                        videoOrientation: RTPVideoOrientation(orientation: .right))
+        let block = try written { buf throws in try values.write(into: buf, map: map) }
+        // V=2, X=1, PT 96, seq 0x0102, ts, ssrc; then the block, then a 4-byte payload.
+        var packet: [UInt8] = [0x90, 96, 0x01, 0x02, 0, 0, 0, 9, 0xCA, 0xFE, 0xBA, 0xBE] + block + [1, 2, 3, 4]
+        var expected = packet
+        let wrote = try packet.withUnsafeMutableBytes { raw throws in
+            try RTPExtensionValues.rewriteSendElements(packet: raw, length: raw.count, map: map,
+                                                       transportSequenceNumber: 0x0102, absSendTime: 0x65_4321)
+        }
+        #expect(wrote)
+        expected[12 + 5...12 + 7] = [0x65, 0x43, 0x21]
+        expected[12 + 9...12 + 10] = [0x01, 0x02]
+        #expect(packet == expected)
+        // No extension block: nothing to write, nothing changed.
+        var bare: [UInt8] = [0x80, 96, 0, 1, 0, 0, 0, 9, 0xCA, 0xFE, 0xBA, 0xBE, 7]
+        let before = bare
+        let wroteBare = try bare.withUnsafeMutableBytes { raw throws in
+            try RTPExtensionValues.rewriteSendElements(packet: raw, length: raw.count, map: map,
+                                                       transportSequenceNumber: 1, absSendTime: 1)
+        }
+        #expect(!wroteBare && bare == before)
+    }
+
     @Test func nothingMappedWritesNoBlock() throws {
         let values = RTPExtensionValues(absSendTime: 1)
         #expect(values.size(map: .none) == 0)

@@ -106,7 +106,7 @@ import Testing
         #expect(packets.allSatisfy { 12 + 16 + $0.1.count + 10 <= 1200 })
     }
 
-    @Test func aNackedPacketStillHeldIsSentAgainAsItWas() throws {
+    @Test func aNackedPacketStillHeldIsSentAgainWithAFreshTransportSequence() throws {
         let receiver = try TestReceiver(key: Self.key)
         let (sink, _) = try makeSink(receiver)
         let packets = try sendFrame(sink, receiver, lose: 2)
@@ -116,14 +116,32 @@ import Testing
         usleep(20_000)
         let requests = try sink.service(at: MonotonicClock.now())
         #expect(!requests.keyframe)
-        // Captured raw: the resend is the lost packet exactly (same sequence number, same
-        // SRTP keystream and tag), and it decrypts now that it arrives for the first time.
+        // Captured raw: the resend is the lost packet (same RTP header, same SRTP keystream, so
+        // the same encrypted payload) except the per-send extensions (a fresh transport-wide
+        // sequence number, a new send time) and so the tag; it decrypts now that it arrives
+        // for the first time.
         _ = receiver.socket.waitReadable(timeoutMicroseconds: 500_000)
         guard case .datagram(let count, _) = receiver.socket.receive(into: receiver.buffer) else {
             Issue.record("nothing resent")
             return
         }
-        #expect(Array(receiver.buffer[0..<count]) == original)
+        let resent = Array(receiver.buffer[0..<count])
+        #expect(resent.count == original.count)
+        let map = try RTPExtensionMap(absSendTime: PeerConfiguration.absSendTimeID,
+                                      transportSequenceNumber: PeerConfiguration.transportSequenceID)
+        func parsed(_ bytes: [UInt8]) throws -> (RTPParsedPacket, RTPExtensionValues) {
+            try bytes.withUnsafeBytes { raw in
+                let p = try RTPHeader.parse(raw)
+                return (p, try RTPExtensionValues.parse(packet: raw, p, map: map))
+            }
+        }
+        let (before, beforeExtensions) = try parsed(original)
+        let (after, afterExtensions) = try parsed(resent)
+        #expect(after.header == before.header)
+        #expect(resent[after.payloadRange.lowerBound..<(count - 10)] == original[before.payloadRange.lowerBound..<(count - 10)])
+        let first = try #require(beforeExtensions.transportSequenceNumber)
+        let again = try #require(afterExtensions.transportSequenceNumber)
+        #expect(again &- first >= UInt16(packets.count - 1), "fresh: after every later packet of the frame")
         #expect(try receiver.unprotect.unprotectRTP(receiver.buffer, length: count) == count - 10)
         #expect(sink.transportStats?.nacksReceived == 1)
         #expect(sink.transportStats?.packetsRetransmitted == 1)
