@@ -299,7 +299,8 @@ public final class ShareSession: Sendable {
                 // Sleep to the next deadline, but wake at least every 5 ms to pick up frames.
                 var wake = now + .milliseconds(5)
                 if let p = pacer.nextWakeup, p < wake { wake = p }
-                if let w = watchdog.nextWakeup, w < wake { wake = w }
+                // Only a live source has a watchdog running (a file's is never told of frames).
+                if source.isLive, let w = watchdog.nextWakeup, w < wake { wake = w }
                 if let w = audio?.nextWakeup, w < wake { wake = w }
                 if let w = sinkWakeup, w < wake { wake = w }
                 MonotonicClock.sleep(until: wake)
