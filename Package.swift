@@ -50,7 +50,10 @@ let package = Package(
         .target(name: "RTCShareMedia", dependencies: ["RTCShareCore", "CShims", "CVPX", "COpus", "CSpeexDSP", "COgg"]),
 
         // The edge: the monotonic clock, threads, file input (later sockets and capture).
-        .target(name: "RTCShareIO", dependencies: ["RTCShareMedia", "CIPCShims"]),
+        .target(name: "RTCShareIO", dependencies: ["RTCShareMedia", "CIPCShims", "CEventShims"]),
+
+        // epoll, eventfd and timerfd for the event loop (Swift's Glibc module has none of them).
+        .target(name: "CEventShims"),
 
         // Socket and memfd calls Swift cannot import (GNU extensions, CMSG macros), for IPC.
         .target(name: "CIPCShims", cSettings: [.define("_GNU_SOURCE")]),
@@ -73,7 +76,7 @@ let package = Package(
         .executableTarget(
             name: "rtcshare",
             dependencies: [
-                "RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "CVPX", "COpus", "CSRTP",
+                "RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "CVPX", "COpus", "CSRTP",
             ]
         ),
 

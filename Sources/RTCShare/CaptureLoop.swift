@@ -6,6 +6,7 @@ import Synchronization
 /// The capture thread: asks the source for pictures and pushes them onto the ring, so the
 /// source never waits for the pipeline (a full ring lets go of its oldest frame, counted).
 /// The pipeline talks back only through the atomics here: stop, and restart after a stall.
+/// Each frame pushed, and the end, wake the pipeline's event loop through `waker`.
 public final class CaptureLoop: Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let restartRequested = Atomic<Bool>(false)
@@ -19,7 +20,8 @@ public final class CaptureLoop: Sendable {
 
     /// Runs the loop on the calling thread until `stop()` or the source ends or fails. Generic,
     /// so each source's `capture` is called directly, not through an existential, per frame.
-    public func run<S: VideoSource>(_ source: S, pool: FramePool, ring: FrameRing) {
+    public func run<S: VideoSource>(_ source: S, pool: FramePool, ring: FrameRing, waker: EventLoopWaker? = nil) {
+        defer { waker?.wake() }
         while !stopRequested.load(ordering: .acquiring) {
             if restartRequested.exchange(false, ordering: .acquiringAndReleasing) {
                 do {
@@ -36,6 +38,7 @@ public final class CaptureLoop: Sendable {
                 switch consume outcome {
                 case .frame(let frame):
                     ring.push(frame)
+                    waker?.wake()
                 case .unchanged:
                     heartbeatCount.add(1, ordering: .releasing)
                 case .nothingYet:

@@ -1,5 +1,6 @@
 import RTCShareCore
 import RTCShareMedia
+import RTCShareRTP
 
 /// One encoded VP8 frame on its way out; the bytes are borrowed for the call only.
 public struct OutgoingVideoFrame {
@@ -88,10 +89,14 @@ public protocol MediaSink: AnyObject {
     func finish(_ reason: FinishReason) throws(ShareError)
     /// Transport figures, for outputs that have them (nil for files).
     var transportStats: TransportStats? { get }
+    /// Descriptors feedback arrives on; the run loop wakes and calls `service` when one is
+    /// readable (none for files).
+    var descriptors: [Int32] { get }
 }
 
 extension MediaSink {
     public func send(audio packet: OutgoingAudioPacket) throws(ShareError) {}
     public func service(at now: MediaTime) throws(ShareError) -> SinkRequests { SinkRequests() }
     public var transportStats: TransportStats? { nil }
+    public var descriptors: [Int32] { [] }
 }

@@ -29,6 +29,8 @@ public final class ReceiveSession: Sendable {
     /// Port + 1 of each, when RTCP is not muxed.
     private let rtcpSockets: [UDPSocket]
     private let stopRequested = Atomic<Bool>(false)
+    /// Wakes the running loop for `stop()` (nil when not running).
+    private let waker = Mutex<EventLoopWaker?>(nil)
 
     /// Binds the sockets; throws `.invalidConfiguration` with one line (port in use, bad
     /// address).
@@ -64,7 +66,10 @@ public final class ReceiveSession: Sendable {
 
     /// Asks `run` to stop; safe from any thread. A stop asked for before `run` makes it return
     /// at once.
-    public func stop() { stopRequested.store(true, ordering: .releasing) }
+    public func stop() {
+        stopRequested.store(true, ordering: .releasing)
+        waker.withLock { $0?.wake() }
+    }
 
     public var isStopRequested: Bool { stopRequested.load(ordering: .acquiring) }
 
@@ -75,7 +80,18 @@ public final class ReceiveSession: Sendable {
     public func run(onNotice: (String) -> Void = { _ in }) throws(ShareError) -> ReceiveReport {
         let loop = try ReceiveLoop(configuration: configuration, video: videoSocket, audio: audioSocket,
                                    rtcp: rtcpSockets)
-        return loop.run(stopRequested: { self.isStopRequested }, onNotice: onNotice)
+        let events: EventLoop
+        do {
+            events = try EventLoop()
+            for socket in [videoSocket, audioSocket].compactMap({ $0 }) + rtcpSockets {
+                try events.watch(socket.descriptor, token: Int(socket.descriptor))
+            }
+        } catch {
+            throw .output("event loop: \(error)")
+        }
+        waker.withLock { $0 = events.waker }
+        defer { waker.withLock { $0 = nil } }
+        return loop.run(events: events, stopRequested: { self.isStopRequested }, onNotice: onNotice)
     }
 }
 
@@ -200,13 +216,12 @@ final class ReceiveLoop {
 
     // MARK: the loop
 
-    func run(stopRequested: () -> Bool, onNotice: (String) -> Void) -> ReceiveReport {
+    func run(events: EventLoop, stopRequested: () -> Bool, onNotice: (String) -> Void) -> ReceiveReport {
         let start = MonotonicClock.now().microseconds
         let end = configuration.durationMicroseconds.map { start + $0 }
         var lastArrival: Int64? = nil
         var byeDeadline: Int64? = nil
         var nextReport = start + configuration.reportIntervalMicroseconds
-        var fds = sockets.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
 
         while true {
             var now = MonotonicClock.now().microseconds
@@ -218,8 +233,8 @@ final class ReceiveLoop {
             }
             if let bye = byeDeadline, now >= bye { report.stopReason = "bye"; break }
 
-            // Sleep until the earliest timer, at most 100 ms (to see a stop request).
-            var wake = min(now + 100_000, nextReport)
+            // Wait for a datagram, a stop request or the earliest timer.
+            var wake = nextReport
             func earliest(_ d: Int64?) { if let d { wake = min(wake, d) } }
             earliest(videoJitter.nextDeadline)
             earliest(audioJitter.nextDeadline)
@@ -228,8 +243,7 @@ final class ReceiveLoop {
             earliest(end)
             earliest(byeDeadline)
             earliest(lastArrival.map { $0 + configuration.idleTimeoutMicroseconds })
-            let timeoutMs = Int32(clamping: max(0, (wake - now + 999) / 1000))
-            _ = poll(&fds, nfds_t(fds.count), timeoutMs)
+            events.wait(until: MediaTime(microseconds: wake))
 
             for s in sockets.indices {
                 for _ in 0..<Self.maxDatagramsPerWake {

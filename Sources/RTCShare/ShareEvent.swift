@@ -1,3 +1,4 @@
+import RTCShareRTP
 import RTCShareMedia
 
 /// Lifecycle and health events of a share, reported to the embedder (and logged by the CLI):
@@ -28,36 +29,6 @@ public struct ShareProgress: Sendable, Equatable {
         self.residentBytes = residentBytes
         self.peakResidentBytes = peakResidentBytes
     }
-}
-
-/// What a network output knows of its path to the receiver.
-public struct TransportStats: Sendable, Equatable {
-    public var packetsSent = 0
-    public var bytesSent: UInt64 = 0
-    /// Packets the socket would not take (send buffer full) and that were dropped.
-    public var sendDrops = 0
-    /// Round-trip time from the last receiver report (LSR/DLSR), if any came.
-    public var roundTripMicroseconds: Int64?
-    /// Fraction lost in the last receiver report, 0...1, and the cumulative count.
-    public var fractionLost: Double?
-    public var cumulativeLost: Int = 0
-    /// Interarrival jitter of the last receiver report, in microseconds.
-    public var jitterMicroseconds: Int64?
-    public var receiverReports = 0
-    public var nacksReceived = 0
-    public var packetsRetransmitted = 0
-    /// NACKed packets not resent: no longer held, or over the retransmission budget.
-    public var retransmitsMissed = 0
-    public var retransmitsOverBudget = 0
-    public var pliReceived = 0
-    public var firReceived = 0
-    /// The last REMB bitrate, in kbit/s.
-    public var rembKbps: Int?
-    /// Incoming packets dropped: malformed RTCP, failed SRTCP authentication, not RTCP at all.
-    public var malformedReceived = 0
-    public var unauthenticatedReceived = 0
-
-    public init() {}
 }
 
 /// Why a share ended.
@@ -100,4 +71,6 @@ public struct ShareStats: Sendable, Equatable {
     public var targetBitrateKbps = 0
     public var bitrateChanges = 0
     public var elapsed: MediaDuration = .zero
+    /// Times the pipeline thread woke (frames, feedback, deadlines): what an idle share costs.
+    public var wakeups = 0
 }

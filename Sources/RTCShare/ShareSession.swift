@@ -14,6 +14,8 @@ public final class ShareSession: Sendable {
     /// A bitrate change asked for from another thread (0: none pending).
     private let requestedBitrateKbps = Atomic<Int>(0)
     private let keyframeRequested = Atomic<Bool>(false)
+    /// Wakes the running loop for a request from another thread (nil when not running).
+    private let waker = Mutex<EventLoopWaker?>(nil)
     private let onEvent: @Sendable (ShareEvent) -> Void
 
     public init(configuration: ShareConfiguration,
@@ -24,7 +26,12 @@ public final class ShareSession: Sendable {
 
     /// Asks a running share to stop; safe from any thread (a signal handler's thread included).
     /// A stop asked for before `run` makes `run` return at once.
-    public func stop() { stopRequested.store(true, ordering: .releasing) }
+    public func stop() {
+        stopRequested.store(true, ordering: .releasing)
+        wake()
+    }
+
+    private func wake() { waker.withLock { $0?.wake() } }
 
     public var isStopRequested: Bool { stopRequested.load(ordering: .acquiring) }
 
@@ -32,11 +39,15 @@ public final class ShareSession: Sendable {
     /// next frame on; safe from any thread.
     public func setBitrate(kbps: Int) {
         requestedBitrateKbps.store(max(kbps, 1), ordering: .releasing)
+        wake()
     }
 
     /// Asks for a keyframe (a receiver lost the picture); safe from any thread. The pacer sends
     /// the kept frame again at once as a keyframe; the encoder rate-limits such requests.
-    public func requestKeyframe() { keyframeRequested.store(true, ordering: .releasing) }
+    public func requestKeyframe() {
+        keyframeRequested.store(true, ordering: .releasing)
+        wake()
+    }
 
     /// Runs the share until its duration passes, `stop()` is called, or the source ends.
     /// Returns the counters; throws only for failures before anything was sent (a
@@ -89,13 +100,25 @@ public final class ShareSession: Sendable {
             if !sinksFinished { for sink in sinks { try? sink.finish(.failed("not started")) } }
         }
 
+        // The loop waits on the sinks' sockets, the capture thread's wake-ups and the deadlines.
+        let loop: EventLoop
+        do {
+            loop = try EventLoop()
+            for sink in sinks { for fd in sink.descriptors { try loop.watch(fd, token: Int(fd)) } }
+        } catch {
+            throw .output("event loop: \(error)")
+        }
+        let loopWaker = loop.waker
+        waker.withLock { $0 = loopWaker }
+        defer { waker.withLock { $0 = nil } }
+
         // The capture thread.
         let capture = CaptureLoop()
         // The source object moves to the capture thread: from here on only that thread calls it
         // (the pipeline reads its immutable description only).
         let handOff = UncheckedBox(source)
         guard let captureThread = WorkerThread.start(name: "rtcshare-capture", {
-            capture.run(handOff.value, pool: sourcePool, ring: ring)
+            capture.run(handOff.value, pool: sourcePool, ring: ring, waker: loopWaker)
         }) else {
             throw .output("cannot start the capture thread")
         }
@@ -291,19 +314,23 @@ public final class ShareSession: Sendable {
                     stats.elapsed = now - startedAt
                     stats.droppedByRing = ring.stats.droppedOldest
                     stats.sourceRestarts = watchdog.counters.restarts
+                    stats.wakeups = loop.wakeups
                     onEvent(.progress(ShareProgress(
                         stats: stats, transport: sinks.lazy.compactMap { $0.transportStats }.first,
                         residentBytes: PeakMemory.currentResidentBytes(),
                         peakResidentBytes: PeakMemory.residentBytes())))
                 }
-                // Sleep to the next deadline, but wake at least every 5 ms to pick up frames.
-                var wake = now + .milliseconds(5)
+                // Wait for a frame, feedback or a request from another thread, or the next
+                // deadline: the pacer, the watchdog, audio, the sinks' reports, the progress
+                // line, the end of the duration.
+                var wake = nextProgress
+                if let duration = configuration.duration, startedAt + duration < wake { wake = startedAt + duration }
                 if let p = pacer.nextWakeup, p < wake { wake = p }
                 // Only a live source has a watchdog running (a file's is never told of frames).
                 if source.isLive, let w = watchdog.nextWakeup, w < wake { wake = w }
                 if let w = audio?.nextWakeup, w < wake { wake = w }
                 if let w = sinkWakeup, w < wake { wake = w }
-                MonotonicClock.sleep(until: wake)
+                loop.wait(until: wake)
             }
         } catch {
             reason = .failed(error.description)
@@ -321,6 +348,7 @@ public final class ShareSession: Sendable {
         stats.droppedByRing = ring.stats.droppedOldest
         stats.sourceRestarts = watchdog.counters.restarts
         stats.elapsed = MonotonicClock.now() - startedAt
+        stats.wakeups = loop.wakeups
         onEvent(.finished(reason))
         if case .failed(let message) = reason { throw .pipeline(message) }
         return stats

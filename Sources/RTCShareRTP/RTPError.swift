@@ -13,6 +13,8 @@ public enum RTPError: Error, Equatable, Sendable, CustomStringConvertible {
     /// SRTP keying material that cannot be used (bad base64, wrong length). The message never
     /// holds key bytes.
     case invalidKey(String)
+    /// The memory budget could not give what a structure needs.
+    case outOfMemory(String)
 
     public var description: String {
         switch self {
@@ -21,6 +23,7 @@ public enum RTPError: Error, Equatable, Sendable, CustomStringConvertible {
         case .bufferTooSmall(let n, let a): "buffer too small: \(n) bytes needed, \(a) available"
         case .srtp(let m, let s): "srtp: \(m) (status \(s))"
         case .invalidKey(let m): "invalid SRTP key: \(m)"
+        case .outOfMemory(let m): "out of budget: \(m)"
         }
     }
 }

@@ -2,6 +2,7 @@ import Glibc
 import RTCShare
 import RTCShareIO
 import RTCShareMedia
+import RTCShareRTP
 
 /// Lines for the user on standard error: events as they happen, a status line a second on a
 /// terminal, and a summary at the end; `--stats-json` gets one JSON object a second.
@@ -70,7 +71,7 @@ final class Log: @unchecked Sendable {
             var json = "{\"t\":\(String(format1: Double(p.stats.elapsed.microseconds) / 1_000_000))"
                 + ",\"frames\":\(p.stats.encodedFrames),\"fps\":\(String(format1: fps)),\"kbps\":\(kbps)"
                 + ",\"target_kbps\":\(p.stats.targetBitrateKbps)"
-                + ",\"keyframes\":\(p.stats.keyframes),\"repeats\":\(p.stats.repeatedFrames)"
+                + ",\"keyframes\":\(p.stats.keyframes),\"repeats\":\(p.stats.repeatedFrames),\"wakeups\":\(p.stats.wakeups)"
                 + ",\"source_frames\":\(p.stats.sourceFrames),\"restarts\":\(p.stats.sourceRestarts)"
                 + ",\"audio_packets\":\(p.stats.audioPackets)"
             if let t {

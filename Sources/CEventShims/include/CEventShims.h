@@ -1,0 +1,51 @@
+#ifndef RTCS_EVENT_SHIMS_H
+#define RTCS_EVENT_SHIMS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Why this exists: the event loop waits on epoll, wakes through an eventfd and keeps its
+// deadline in a timerfd. Swift's Glibc module exposes none of <sys/epoll.h>,
+// <sys/eventfd.h> or <sys/timerfd.h>, and `struct epoll_event` is packed on x86-64, which
+// Swift cannot lay out. Each wrapper is one system call; failures are -1 with errno.
+
+/// An epoll instance (close-on-exec).
+int rtcs_loop_epoll_create(void);
+
+/// Watches `fd` for readability; `token` comes back from rtcs_loop_epoll_wait when it is ready.
+int rtcs_loop_epoll_add(int epfd, int fd, uint64_t token);
+
+/// Stops watching `fd`.
+int rtcs_loop_epoll_remove(int epfd, int fd);
+
+/// Waits up to `timeout_ms` (-1: no limit) and writes the tokens of up to `max` ready
+/// descriptors into `tokens`. Returns how many, 0 on timeout, -1 with errno (EINTR included).
+int rtcs_loop_epoll_wait(int epfd, uint64_t *tokens, int max, int timeout_ms);
+
+/// A non-blocking, close-on-exec eventfd counter starting at 0.
+int rtcs_loop_eventfd_create(void);
+
+/// Adds 1 to the counter (wakes a waiter). Safe from any thread and from a signal handler.
+int rtcs_loop_eventfd_signal(int fd);
+
+/// Reads and clears the counter; returns the count, 0 if it was already clear.
+uint64_t rtcs_loop_eventfd_drain(int fd);
+
+/// A non-blocking, close-on-exec CLOCK_MONOTONIC timerfd.
+int rtcs_loop_timerfd_create(void);
+
+/// Arms the timer to fire once at absolute CLOCK_MONOTONIC time `microseconds` (a time in
+/// the past fires at once); `microseconds` < 0 disarms it.
+int rtcs_loop_timerfd_arm(int fd, int64_t microseconds);
+
+/// Reads and clears the expiry count.
+uint64_t rtcs_loop_timerfd_drain(int fd);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

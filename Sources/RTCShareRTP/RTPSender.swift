@@ -1,0 +1,407 @@
+import RTCShareCore
+import RTCShareMedia
+
+// The send side of the transport core, sans-IO: VP8 frames and Opus packets go in with the
+// time; protected datagrams come out through the caller's `transmit` closure, each with the
+// route it belongs on; feedback datagrams go in the same way; what the pipeline must do
+// (keyframe, bitrate) is collected in `SenderRequests`; `nextDeadline` says when to call
+// `poll` again (RTCP reports).
+//
+// Invariants:
+// - No socket, clock, thread or random source inside: times are the caller's monotonic
+//   `MediaTime`, the wall clock is a fixed offset given at start (for RTCP's NTP timestamps),
+//   randomness (SSRCs, sequence offsets, CNAME, report jitter) comes from the generator given.
+// - Keys may arrive after start (DTLS): until `install(keys:)` a sender created with
+//   `.awaitingKeys` is `connecting` and media handed to it is dropped and counted, never sent
+//   in the clear. `.insecure` sends plain RTP (the user asked for it).
+// - Memory: the packet history from the share's `MemoryBudget`; two packet buffers taken at
+//   start; libsrtp2's two contexts. Nothing grows while sending.
+// - Every incoming datagram is untrusted: SRTCP authentication first, then the bounds-checked
+//   RTCP parser; anything else is counted and dropped, never fatal.
+// - One owner, one thread: not thread-safe (the pipeline thread drives it).
+
+/// Where a datagram goes. The edge maps each route to a socket and an address: four for
+/// `--peer` with separate RTCP ports, one for everything once ICE picks a pair.
+public enum RTPRoute: Sendable, Equatable {
+    case videoRTP, videoRTCP, audioRTP, audioRTCP
+}
+
+/// How the sender's packets are protected.
+public enum RTPProtection: Sendable {
+    /// Plain RTP and RTCP (`--insecure`).
+    case insecure
+    /// SRTP with these keys from the start (SDES: the same key both ways).
+    case keys(local: SRTPMasterKey, remote: SRTPMasterKey)
+    /// SRTP, keys to come (DTLS-SRTP): the sender is `connecting` until `install(keys:)`.
+    case awaitingKeys
+}
+
+/// What the send core asks of the pipeline after reading feedback.
+public struct SenderRequests: Sendable, Equatable {
+    /// A receiver lost the picture (PLI, FIR, or a NACK for a packet no longer held).
+    public var keyframe = false
+    /// A ceiling on the video bitrate from the receiver (REMB); nil: none came.
+    public var bitrateCeilingKbps: Int?
+    /// The fraction lost (lost / 256) of the newest receiver report for the video stream.
+    public var videoFractionLost: UInt8?
+    /// The receiver said goodbye (RTCP BYE for every stream it reported on).
+    public var peerLeft = false
+
+    public init(keyframe: Bool = false, bitrateCeilingKbps: Int? = nil, videoFractionLost: UInt8? = nil,
+                peerLeft: Bool = false) {
+        self.keyframe = keyframe
+        self.bitrateCeilingKbps = bitrateCeilingKbps
+        self.videoFractionLost = videoFractionLost
+        self.peerLeft = peerLeft
+    }
+}
+
+/// The wire choices of one send session: payload types, extension IDs, sizes.
+public struct RTPSenderConfiguration: Sendable {
+    public var mtu = 1200
+    public var protection: RTPProtection = .awaitingKeys
+    public var videoPayloadType: UInt8 = 96
+    public var rtxPayloadType: UInt8? = nil
+    public var audioPayloadType: UInt8? = nil
+    public var absSendTimeID: UInt8? = 2
+    public var transportSequenceID: UInt8? = 3
+    /// The CVO extension's ID, when the orientation travels as a tag instead of turned pixels.
+    public var videoOrientationID: UInt8? = nil
+    /// Bytes of sent video kept for NACK (from the budget).
+    public var historyBytes = 512 << 10
+    /// Resends allowed per second and in one burst (a NACK storm cannot make us an amplifier).
+    public var retransmitBytesPerSecond = 400_000
+    public var retransmitBurstBytes = 256 << 10
+    /// Wall clock minus monotonic clock at start, in microseconds: RTCP's NTP timestamps.
+    public var wallClockOffsetMicroseconds: Int64 = 0
+
+    public init() {}
+}
+
+public final class RTPSender {
+    public let configuration: RTPSenderConfiguration
+    /// RTCP CNAME of both streams (random, so receivers can pair audio and video).
+    public let cname: String
+    public private(set) var video: RTPStream
+    public private(set) var audio: RTPStream?
+    public private(set) var rtx: RTXPacketizer?
+    public private(set) var stats = TransportStats()
+    /// Media handed in before the keys arrived, dropped.
+    public private(set) var droppedWhileConnecting = 0
+
+    private var packetizer = VP8Packetizer()
+    private var opusMarkers = OpusMarkerTracker()
+    private var history: PacketHistory
+    private var retransmissions: RetransmissionBudget
+    private var protector: SRTPContext?
+    private var unprotector: SRTPContext?
+    private var connected: Bool
+    private let extensionMap: RTPExtensionMap
+    private var transportSequence: UInt16
+    /// One outgoing packet at a time: MTU plus libsrtp2's tail room.
+    private let scratch: UnsafeMutableRawBufferPointer
+    private var nextVideoReport: MediaTime?
+    private var nextAudioReport: MediaTime?
+    private var requests = SenderRequests()
+    private var random: any RandomNumberGenerator
+
+    /// Bytes of the history and its index, from the budget (the planner counts them).
+    public static func budgetBytes(historyBytes: Int) -> Int {
+        PacketHistory.bytes(capacityBytes: historyBytes)
+    }
+
+    /// Largest datagram `transmit` is ever handed.
+    public var maximumDatagramBytes: Int { scratch.count }
+
+    public init(configuration: RTPSenderConfiguration, budget: MemoryBudget,
+                random: some RandomNumberGenerator) throws(RTPError) {
+        self.configuration = configuration
+        var rng: any RandomNumberGenerator = random
+        cname = String((0..<16).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement(using: &rng)! })
+        video = RTPStream(payloadType: configuration.videoPayloadType, clockRate: 90_000, using: &rng)
+        audio = configuration.audioPayloadType.map {
+            RTPStream(payloadType: $0, clockRate: OpusPayload.clockRate, using: &rng)
+        }
+        rtx = configuration.rtxPayloadType.map { RTXPacketizer(payloadType: $0, using: &rng) }
+        transportSequence = UInt16.random(in: 0...UInt16.max, using: &rng)
+        self.random = rng
+        extensionMap = try RTPExtensionMap(
+            absSendTime: configuration.absSendTimeID,
+            transportSequenceNumber: configuration.transportSequenceID,
+            videoOrientation: configuration.videoOrientationID)
+        do {
+            history = try PacketHistory(budget: budget, capacityBytes: configuration.historyBytes)
+        } catch {
+            throw .outOfMemory("packet history of \(configuration.historyBytes >> 10) KiB: \(error)")
+        }
+        retransmissions = RetransmissionBudget(bytesPerSecond: configuration.retransmitBytesPerSecond,
+                                               burstBytes: configuration.retransmitBurstBytes)
+        switch configuration.protection {
+        case .insecure:
+            connected = true
+        case .keys(let local, let remote):
+            protector = try SRTPContext(key: local, direction: .sender)
+            unprotector = try SRTPContext(key: remote, direction: .receiver)
+            connected = true
+        case .awaitingKeys:
+            connected = false
+        }
+        scratch = .allocate(byteCount: configuration.mtu + SRTPProfile.requiredTailroom + 64, alignment: 16)
+    }
+
+    deinit { scratch.deallocate() }
+
+    /// Whether media is flowing (keys in place, or insecure).
+    public var isConnected: Bool { connected }
+
+    /// The SRTP keys negotiated after start (DTLS-SRTP): from here on media is sent.
+    public func install(local: SRTPMasterKey, remote: SRTPMasterKey) throws(RTPError) {
+        protector = try SRTPContext(key: local, direction: .sender)
+        unprotector = try SRTPContext(key: remote, direction: .receiver)
+        connected = true
+    }
+
+    private var trailerBytes: Int { protector?.profile.rtpTrailerBytes ?? 0 }
+
+    private func nextTransportSequence() -> UInt16 {
+        defer { transportSequence &+= 1 }
+        return transportSequence
+    }
+
+    private func absSendTime(_ now: MediaTime) -> UInt32 { AbsSendTime.value(microseconds: now.microseconds) }
+
+    private func ntp(_ now: MediaTime) -> NTPTime {
+        NTPTime(unixMicroseconds: now.microseconds &+ configuration.wallClockOffsetMicroseconds)
+    }
+
+    // MARK: Media in
+
+    /// Packetizes one VP8 frame (RFC 7741), keeps each packet for NACK and transmits it.
+    /// `mediaTimestamp` is the 90 kHz capture time without the stream's offset.
+    public func sendVideo(_ frame: UnsafeRawBufferPointer, mediaTimestamp: UInt32, orientation: Orientation,
+                          at now: MediaTime, transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) throws(RTPError) {
+        guard connected else {
+            droppedWhileConnecting += 1
+            return
+        }
+        let timestamp = video.timestampOffset &+ mediaTimestamp
+        var plain = RTPExtensionValues(absSendTime: absSendTime(now), transportSequenceNumber: 0)
+        var last = plain
+        if configuration.videoOrientationID != nil {
+            last.videoOrientation = RTPVideoOrientation(orientation: orientation)
+        }
+        // Room for the largest header of the frame, the SRTP tag, and RTX's 2-byte OSN on a resend.
+        let overhead = video.headerSize(extensions: last, map: extensionMap) + trailerBytes + (rtx == nil ? 0 : 2)
+        let plan = try packetizer.beginFrame(byteCount: frame.count, maxPayloadSize: configuration.mtu - overhead)
+        for index in 0..<plan.packetCount {
+            let isLast = plan.isLast(index)
+            if isLast { last.transportSequenceNumber = nextTransportSequence() } else {
+                plain.transportSequenceNumber = nextTransportSequence()
+            }
+            let header = try video.writeHeader(into: scratch, timestamp: timestamp, marker: isLast,
+                                               extensions: isLast ? last : plain, map: extensionMap,
+                                               payloadSize: plan.payloadSize(ofPacket: index))
+            let payload = try plan.writePayload(ofPacket: index, frame: frame,
+                                                into: UnsafeMutableRawBufferPointer(rebasing: scratch[header...]))
+            try history.store(UnsafeRawBufferPointer(rebasing: scratch[0..<header + payload]))
+            try protectAndTransmit(length: header + payload, rtcp: false, route: .videoRTP, transmit)
+        }
+        if nextVideoReport == nil { nextVideoReport = now + .milliseconds(100) }
+    }
+
+    /// Sends one Opus packet (RFC 7587). Without an audio stream configured it is ignored.
+    public func sendAudio(_ packet: UnsafeRawBufferPointer, mediaTimestamp: UInt32, samples: Int,
+                          at now: MediaTime, transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) throws(RTPError) {
+        guard var stream = audio else { return }
+        guard connected else {
+            droppedWhileConnecting += 1
+            return
+        }
+        let timestamp = stream.timestampOffset &+ mediaTimestamp
+        let extensions = RTPExtensionValues(absSendTime: absSendTime(now),
+                                            transportSequenceNumber: nextTransportSequence())
+        let length = try stream.writePacket(
+            into: scratch, timestamp: timestamp,
+            marker: opusMarkers.marker(timestamp: timestamp, samples: samples),
+            extensions: extensions, map: extensionMap, payload: packet)
+        audio = stream
+        try protectAndTransmit(length: length, rtcp: false, route: .audioRTP, transmit)
+        if nextAudioReport == nil { nextAudioReport = now + .milliseconds(100) }
+    }
+
+    /// Protects `scratch[0..<length]` in place (unless insecure) and hands it on.
+    private func protectAndTransmit(length: Int, rtcp: Bool, route: RTPRoute,
+                                    _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) throws(RTPError) {
+        var n = length
+        if protector != nil {
+            n = rtcp ? try protector!.protectRTCP(scratch, length: length) : try protector!.protectRTP(scratch, length: length)
+        }
+        stats.packetsSent += 1
+        stats.bytesSent += UInt64(n)
+        transmit(UnsafeRawBufferPointer(rebasing: scratch[0..<n]), route)
+    }
+
+    /// The edge could not send a datagram it was handed (full send buffer, ICMP error): the
+    /// packet is lost like any other; NACK or the next keyframe repairs it.
+    public func transmitFailed() {
+        stats.packetsSent -= 1
+        stats.sendDrops += 1
+    }
+
+    // MARK: Feedback in, reports out
+
+    /// Reads one datagram from the receiver: SRTCP (or RTCP when insecure). RTP or anything
+    /// else is not ours to read: counted and dropped. `datagram` is unprotected in place.
+    public func handle(datagram: UnsafeMutableRawBufferPointer, count: Int, at now: MediaTime,
+                       transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
+        // RFC 5761 §4: an RTCP packet type (192...223 in the second byte) tells RTCP from RTP.
+        guard count >= 8, count <= datagram.count, (192...223).contains(datagram[1]) else {
+            stats.malformedReceived += 1
+            return
+        }
+        var length = count
+        if unprotector != nil {
+            do { length = try unprotector!.unprotectRTCP(datagram, length: count) } catch {
+                stats.unauthenticatedReceived += 1
+                return
+            }
+        } else if !connected {
+            stats.unauthenticatedReceived += 1
+            return
+        }
+        do {
+            try RTCPParser.parse(UnsafeRawBufferPointer(rebasing: datagram[0..<length])) { item in
+                handle(item, at: now, transmit: transmit)
+            }
+        } catch {
+            stats.malformedReceived += 1
+        }
+    }
+
+    private func handle(_ item: RTCPItem, at now: MediaTime, transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
+        switch item {
+        case .reportBlock(_, let block) where block.ssrc == video.ssrc:
+            stats.receiverReports += 1
+            stats.fractionLost = Double(block.fractionLost) / 256
+            requests.videoFractionLost = block.fractionLost
+            stats.cumulativeLost = Int(block.cumulativeLost)
+            stats.jitterMicroseconds = Int64(block.jitter) * 1_000_000 / 90_000
+            if let rtt = block.roundTripMicroseconds(now: ntp(now)) {
+                stats.roundTripMicroseconds = rtt
+            }
+        case .nack(_, let media, let entry) where media == video.ssrc:
+            entry.forEachLost { sequence in
+                stats.nacksReceived += 1
+                retransmit(sequence, at: now, transmit)
+            }
+        case .pictureLoss(_, let media) where media == video.ssrc:
+            stats.pliReceived += 1
+            requests.keyframe = true
+        case .fullIntraRequest(_, let entry) where entry.ssrc == video.ssrc:
+            stats.firReceived += 1
+            requests.keyframe = true
+        case .remb(_, let bitrate, _):
+            let kbps = Int(min(bitrate / 1000, UInt64(Int32.max)))
+            stats.rembKbps = kbps
+            requests.bitrateCeilingKbps = kbps
+        case .goodbye:
+            requests.peerLeft = true
+        default:
+            break
+        }
+    }
+
+    /// Resends packet `sequence` (as it was, or wrapped in RTX) if the history holds it and the
+    /// budget allows; a packet no longer held costs a keyframe instead.
+    private func retransmit(_ sequence: UInt16, at now: MediaTime, _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
+        let outcome: Bool? = history.withPacket(sequence) { (original: UnsafeRawBufferPointer) -> Bool in
+            guard retransmissions.allow(bytes: original.count, nowMicroseconds: now.microseconds) else {
+                stats.retransmitsOverBudget += 1
+                return false
+            }
+            do {
+                let length: Int
+                if rtx != nil {
+                    length = try rtx!.write(original: original, into: scratch)
+                } else {
+                    scratch.copyMemory(from: original)
+                    length = original.count
+                }
+                // A resend is a new packet on the wire: a fresh transport-wide sequence number
+                // and send time (the RTP sequence number and payload stay the original's).
+                try RTPExtensionValues.rewriteSendElements(
+                    packet: scratch, length: length, map: extensionMap,
+                    transportSequenceNumber: nextTransportSequence(), absSendTime: absSendTime(now))
+                try protectAndTransmit(length: length, rtcp: false, route: .videoRTP, transmit)
+                stats.packetsRetransmitted += 1
+                return true
+            } catch {
+                stats.sendDrops += 1
+                return false
+            }
+        }
+        if outcome == nil {
+            stats.retransmitsMissed += 1
+            requests.keyframe = true
+        }
+    }
+
+    /// Sends the reports that are due. Call at `nextDeadline` (and whenever convenient).
+    public func poll(at now: MediaTime, transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
+        guard connected else { return }
+        if let due = nextVideoReport, due <= now {
+            sendReport(for: video, bye: false, route: .videoRTCP, at: now, transmit)
+            nextVideoReport = now + reportInterval()
+        }
+        if let due = nextAudioReport, due <= now, let stream = audio {
+            sendReport(for: stream, bye: false, route: .audioRTCP, at: now, transmit)
+            nextAudioReport = now + reportInterval()
+        }
+    }
+
+    /// What feedback asked of the pipeline since the last call.
+    public func takeRequests() -> SenderRequests {
+        defer { requests = SenderRequests() }
+        return requests
+    }
+
+    /// When `poll` has something to send next; nil: nothing scheduled.
+    public var nextDeadline: MediaTime? {
+        guard connected else { return nil }
+        switch (nextVideoReport, nextAudioReport) {
+        case let (v?, a?): return min(v, a)
+        case let (v, a): return v ?? a
+        }
+    }
+
+    /// RFC 3550 §6.3.5: the interval randomised to 0.5...1.5 of its nominal second, so reports
+    /// of many senders do not synchronise.
+    private func reportInterval() -> MediaDuration {
+        .microseconds(Int64.random(in: 500_000...1_500_000, using: &random))
+    }
+
+    private func sendReport(for stream: RTPStream, bye: Bool, route: RTPRoute, at now: MediaTime,
+                            _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
+        let info = RTCPSenderInfo(
+            ssrc: stream.ssrc, ntpTime: ntp(now), rtpTimestamp: stream.timestamp(captureMicroseconds: now.microseconds),
+            packetCount: stream.packetCount, octetCount: stream.octetCount)
+        do {
+            let n = try RTCPCompoundBuilder.write(RTCPSenderReport(info: info), cname: cname,
+                                                  byeReason: bye ? .some(nil) : nil, into: scratch)
+            try protectAndTransmit(length: n, rtcp: true, route: route, transmit)
+        } catch {
+            stats.sendDrops += 1
+        }
+    }
+
+    /// The share is over: a last sender report with BYE for each stream that sent anything.
+    public func finish(at now: MediaTime, transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
+        guard connected else { return }
+        if video.packetCount > 0 { sendReport(for: video, bye: true, route: .videoRTCP, at: now, transmit) }
+        if let stream = audio, stream.packetCount > 0 {
+            sendReport(for: stream, bye: true, route: .audioRTCP, at: now, transmit)
+        }
+        nextVideoReport = nil
+        nextAudioReport = nil
+    }
+}
