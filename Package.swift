@@ -7,6 +7,9 @@ let package = Package(
         .library(name: "RTCShare", targets: ["RTCShare"]),
         .library(name: "RTCShareCore", targets: ["RTCShareCore"]),
         .library(name: "CCore", targets: ["CCore"]),
+        // The C ABI (Sources/CRTCShareABI/include/rtcshare.h), shared and static.
+        .library(name: "rtcshare-c", type: .dynamic, targets: ["RTCShareCABI"]),
+        .library(name: "rtcshare-c-static", type: .static, targets: ["RTCShareCABI"]),
         .executable(name: "rtcshare", targets: ["rtcshare"]),
         .executable(name: "rtcshare-producer", targets: ["rtcshare-producer"]),
     ],
@@ -71,6 +74,11 @@ let package = Package(
 
         // A share: sources, the pipeline run loop, memory planning, lifecycle events.
         .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "CCore", "CXCB"]),
+
+        // The C ABI: rtcshare.h and its defaults in C, the functions in Swift over ShareAgent.
+        .target(name: "CRTCShareABI"),
+        .target(name: "RTCShareCABI",
+                dependencies: ["CRTCShareABI", "RTCShare", "RTCShareCore", "RTCShareIO", "RTCShareMedia", "RTCShareRTP"]),
 
         // The command-line tool, a thin layer over the library.
         .executableTarget(

@@ -11,6 +11,8 @@ public struct AudioConfiguration: Sendable, Equatable {
         case wav(path: String)
         /// The IPC producer's PCM (`ipc`; needs `--source ipc:PATH`).
         case ipc
+        /// PCM the embedder pushes (`ShareAgent.pushAudio`; needs the pushed source).
+        case pushed
     }
 
     public var input: Input
@@ -59,6 +61,12 @@ public struct AudioConfiguration: Sendable, Equatable {
                 throw .invalidConfiguration("--audio ipc needs --source ipc:PATH")
             }
             return try AudioPipeline(input: IPCAudioInput(queue: ipc.audioSamples), budget: budget,
+                                     bitrate: bitrate, log: log)
+        case .pushed:
+            guard let push = source as? PushSource else {
+                throw .invalidConfiguration("pushed audio needs the pushed video source")
+            }
+            return try AudioPipeline(input: IPCAudioInput(queue: push.audioSamples, name: "pushed"), budget: budget,
                                      bitrate: bitrate, log: log)
         }
     }

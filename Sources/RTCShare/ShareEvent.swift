@@ -6,6 +6,9 @@ import RTCShareMedia
 public enum ShareEvent: Sendable, Equatable {
     case starting(source: String, output: PictureSize, framesPerSecond: Int)
     case started
+    /// The host paused the share: nothing is encoded or sent but RTCP; resumed with a keyframe.
+    case paused
+    case resumed
     case sourceStalled(restartAttempt: Int)
     case sourceRecovered(afterMilliseconds: Int64)
     /// Once a second while running: the counters so far and the outputs' transport figures.
@@ -37,6 +40,8 @@ public enum FinishReason: Sendable, Equatable, CustomStringConvertible {
     case durationReached
     /// The host (or a signal) asked it to stop.
     case stopped
+    /// The host asked it to stop and said why (a broadcast extension's host-requested stop).
+    case stoppedByHost(String)
     /// The source had no more frames.
     case sourceEnded
     /// Something failed; the message is one line for the user.
@@ -46,6 +51,7 @@ public enum FinishReason: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .durationReached: "duration reached"
         case .stopped: "stopped"
+        case .stoppedByHost(let why): "stopped: \(why)"
         case .sourceEnded: "source ended"
         case .failed(let message): "failed: \(message)"
         }
@@ -73,4 +79,8 @@ public struct ShareStats: Sendable, Equatable {
     public var elapsed: MediaDuration = .zero
     /// Times the pipeline thread woke (frames, feedback, deadlines): what an idle share costs.
     public var wakeups = 0
+    /// Source frames let go of while paused.
+    public var droppedWhilePaused = 0
+
+    public init() {}
 }

@@ -14,6 +14,9 @@ public final class ShareSession: Sendable {
     /// A bitrate change asked for from another thread (0: none pending).
     private let requestedBitrateKbps = Atomic<Int>(0)
     private let keyframeRequested = Atomic<Bool>(false)
+    private let pauseRequested = Atomic<Bool>(false)
+    /// Why the host stopped the share, when it said.
+    private let stopReason = Mutex<String?>(nil)
     /// Wakes the running loop for a request from another thread (nil when not running).
     private let waker = Mutex<EventLoopWaker?>(nil)
     private let onEvent: @Sendable (ShareEvent) -> Void
@@ -28,6 +31,20 @@ public final class ShareSession: Sendable {
     /// A stop asked for before `run` makes `run` return at once.
     public func stop() {
         stopRequested.store(true, ordering: .releasing)
+        wake()
+    }
+
+    /// Stops with a reason the host gives (the share finishes with `.stoppedByHost(reason)`).
+    public func stop(reason: String) {
+        stopReason.withLock { $0 = reason }
+        stop()
+    }
+
+    /// Pauses (true) or resumes (false) the share; safe from any thread. While paused, source
+    /// frames and audio are let go of and counted, RTCP keeps the peer's session alive; a
+    /// resumed share starts again with a keyframe.
+    public func setPaused(_ paused: Bool) {
+        pauseRequested.store(paused, ordering: .releasing)
         wake()
     }
 
@@ -156,6 +173,7 @@ public final class ShareSession: Sendable {
         var inputGeneration = -1
         var restartsSeen = 0
         var heartbeatsSeen = 0
+        var paused = false
         var reason = FinishReason.stopped
 
         func encodeKept(at now: MediaTime, mediaTimestamp: UInt32, forceKeyframe: Bool,
@@ -248,7 +266,22 @@ public final class ShareSession: Sendable {
         do throws(ShareError) {
             while true {
                 let now = MonotonicClock.now()
-                if stopRequested.load(ordering: .acquiring) { reason = .stopped; break }
+                if stopRequested.load(ordering: .acquiring) {
+                    reason = stopReason.withLock { $0 }.map { .stoppedByHost($0) } ?? .stopped
+                    break
+                }
+                let wantsPause = pauseRequested.load(ordering: .acquiring)
+                if wantsPause != paused {
+                    paused = wantsPause
+                    onEvent(paused ? .paused : .resumed)
+                    if !paused { keyframeRequested.store(true, ordering: .releasing) }
+                }
+                if paused {
+                    while ring.pop() != nil {
+                        stats.droppedWhilePaused += 1
+                        if source.isLive { handle(watchdog.frameArrived(at: now)) }
+                    }
+                }
                 if let duration = configuration.duration, now - startedAt >= duration {
                     reason = .durationReached
                     break
@@ -270,12 +303,13 @@ public final class ShareSession: Sendable {
                     rate.setMaximum(kbps: kbps)
                     try applyRate()
                 }
-                if keyframeRequested.exchange(false, ordering: .acquiringAndReleasing) {
+                if !paused, keyframeRequested.exchange(false, ordering: .acquiringAndReleasing) {
                     try handle(pacer.keyframeRequested(at: now), at: now)
                 }
-                if let wake = pacer.nextWakeup, wake <= now { try handle(pacer.tick(at: now), at: now) }
+                if !paused, let wake = pacer.nextWakeup, wake <= now { try handle(pacer.tick(at: now), at: now) }
                 if let audio {
                     try audio.pump(at: now) { (packet: OutgoingAudioPacket) throws(ShareError) in
+                        guard !paused else { return }
                         stats.audioPackets += 1
                         stats.audioBytes += UInt64(packet.bytes.count)
                         for sink in sinks { try sink.send(audio: packet) }
@@ -284,7 +318,11 @@ public final class ShareSession: Sendable {
                 var sinkWakeup: MediaTime? = nil
                 for sink in sinks {
                     let requests = try sink.service(at: now)
-                    if requests.keyframe { try handle(pacer.keyframeRequested(at: now), at: now) }
+                    if requests.keyframe {
+                        if paused { keyframeRequested.store(true, ordering: .releasing) } else {
+                            try handle(pacer.keyframeRequested(at: now), at: now)
+                        }
+                    }
                     if let ceiling = requests.bitrateCeilingKbps { rate.remb(kbps: ceiling) }
                     if let lost = requests.videoFractionLost {
                         rate.receiverReport(fractionLost: lost, now: now.microseconds)
@@ -325,7 +363,7 @@ public final class ShareSession: Sendable {
                 // line, the end of the duration.
                 var wake = nextProgress
                 if let duration = configuration.duration, startedAt + duration < wake { wake = startedAt + duration }
-                if let p = pacer.nextWakeup, p < wake { wake = p }
+                if !paused, let p = pacer.nextWakeup, p < wake { wake = p }
                 // Only a live source has a watchdog running (a file's is never told of frames).
                 if source.isLive, let w = watchdog.nextWakeup, w < wake { wake = w }
                 if let w = audio?.nextWakeup, w < wake { wake = w }

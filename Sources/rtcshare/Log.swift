@@ -35,6 +35,10 @@ final class Log: @unchecked Sendable {
             line("rtcshare: starting: \(source) -> VP8 \(output) at \(fps) fps")
         case .started, .progress:
             break
+        case .paused:
+            line("rtcshare: paused")
+        case .resumed:
+            line("rtcshare: resumed")
         case .sourceStalled(let attempt):
             line("rtcshare: source stalled; restarting it (attempt \(attempt))")
         case .sourceRecovered(let ms):

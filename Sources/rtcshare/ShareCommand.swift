@@ -67,86 +67,45 @@ struct ShareCommand: CommandLineCommand {
             log.line("rtcshare: warning: --insecure: RTP goes unencrypted; anyone on the path can watch the share")
         }
 
+        var agentConfiguration = ShareAgent.Configuration()
+        agentConfiguration.share = configuration
+        agentConfiguration.source = options.sourceChoice
+        agentConfiguration.transport = peerConfiguration.map { .peer($0) } ?? .none
+        let agent: ShareAgent
         do {
-            if options.source == "testsrc" {
-                let asked = configuration.outputSize ?? PictureSize(width: 1280, height: 720)
-                let orientation = Orientation(rawValue: options.simulateOrientation ?? 1) ?? .up
-                let source = TestSource(width: asked.width, height: asked.height,
-                                        framesPerSecond: options.testsrcFps, orientation: orientation,
-                                        stallAfter: options.stall?.after, stallFor: options.stall?.duration ?? .zero)
-                try runShare(source, configuration, peerConfiguration, log)
-            } else if options.isX11 {
-                let source = try X11Source(display: options.x11Display, framesPerSecond: configuration.framesPerSecond)
-                try runShare(source, source.fit(configuration), peerConfiguration, log)
-            } else if let path = options.ipcPath {
-                let quiet = self.quiet
-                let source = IPCSource(path: path, maxSize: PictureSize(parsing: options.ipcMaxSize) ?? IPCSource.defaultMaxSize,
-                                       log: { if !quiet { log.line("rtcshare: \($0)") } })
-                try runShare(source, configuration, peerConfiguration, log)
-            } else {
-                let path = String(options.source.dropFirst("y4m:".count))
-                let source = try Y4MSource(path: path, fallbackFramesPerSecond: configuration.framesPerSecond)
-                try runShare(source, configuration, peerConfiguration, log)
-            }
-        } catch let error as SourceError {
-            log.fail(error.description)
-        } catch let error as ShareError {
-            log.fail(error.description)
-        }
-    }
-
-    private func runShare<S: VideoSource>(_ source: S, _ configuration: ShareConfiguration,
-                                          _ peerConfiguration: PeerConfiguration?, _ log: Log) throws(ShareError) {
-        let plan = try MemoryPlanner.resolve(configuration, for: source)
-        let budget: MemoryBudget
-        do {
-            budget = try MemoryBudget(capBytes: plan.budgetBytes)
+            agent = try ShareAgent(configuration: agentConfiguration) { event in log.event(event) }
         } catch {
-            throw .doesNotFit("cannot map the \(plan.budgetBytes >> 10) KiB frame budget: \(error)")
+            log.fail(error.description)
         }
-        let (audio, audioSinks) = try makeAudio(configuration, source, budget, log)
-        var sinks = audioSinks
-        let session = ShareSession(configuration: configuration) { event in log.event(event) }
-        let signals = SignalWatcher { session.stop() }
+        let signals = SignalWatcher { agent.stop() }
         defer { _ = signals }
-        if let peerConfiguration {
-            let sink = try PeerSink(configuration: peerConfiguration, budget: budget)
-            try writeSDP(sink, log)
-            sinks.append(sink)
-            if peer.startDelay > 0 {
-                // Interruptible: a signal during the wait still ends the run at once.
-                let until = MonotonicClock.now() + .microseconds(Int64(peer.startDelay * 1_000_000))
-                while MonotonicClock.now() < until && !session.isStopRequested {
-                    MonotonicClock.sleep(until: min(until, MonotonicClock.now() + .milliseconds(20)))
+        if let name = agent.audioName, !quiet { log.line("rtcshare: audio: \(name)") }
+        do {
+            if agent.peerAddress != nil {
+                try writeSDP(agent, log)
+                if peer.startDelay > 0 {
+                    // Interruptible: a signal during the wait still ends the run at once.
+                    let until = MonotonicClock.now() + .microseconds(Int64(peer.startDelay * 1_000_000))
+                    while MonotonicClock.now() < until && !agent.isStopRequested {
+                        MonotonicClock.sleep(until: min(until, MonotonicClock.now() + .milliseconds(20)))
+                    }
                 }
             }
+            let stats = try agent.run()
+            log.summary(stats, plan: agent.plan, transport: agent.transportStats)
+        } catch {
+            log.fail(error.description)
         }
-        let stats = try session.run(source: source, budget: budget, plan: plan, sinks: sinks, audio: audio)
-        log.summary(stats, plan: plan, transport: sinks.lazy.compactMap { $0.transportStats }.first)
-    }
-}
-
-extension ShareCommand {
-    /// The audio path (`--audio`) and its Ogg Opus output (`--audio-output`), if any.
-    private func makeAudio<S: VideoSource>(_ configuration: ShareConfiguration, _ source: S, _ budget: MemoryBudget,
-                                           _ log: Log) throws(ShareError) -> ((any AudioPath)?, [any MediaSink]) {
-        guard let settings = configuration.audio else { return (nil, []) }
-        let audio = try settings.makePath(for: source, budget: budget) { if !log.quiet { log.line("rtcshare: \($0)") } }
-        if !log.quiet { log.line("rtcshare: audio: \(audio.name)") }
-        guard let path = settings.oggPath else { return (audio, []) }
-        let sink = try OggOpusSink(path: path, channels: audio.channels, preSkip: audio.preSkip,
-                                   inputSampleRate: audio.inputSampleRate,
-                                   serial: Int32(truncatingIfNeeded: MonotonicClock.now().microseconds))
-        return (audio, [sink])
     }
 }
 
 extension ShareCommand {
     /// `--sdp FILE`: what a receiver opens, written before the first packet.
-    private func writeSDP(_ sink: PeerSink, _ log: Log) throws(ShareError) {
-        let text = sink.sessionDescription().render()
+    private func writeSDP(_ agent: ShareAgent, _ log: Log) throws(ShareError) {
+        guard let description = agent.peerSessionDescription(), let address = agent.peerAddress else { return }
+        let text = description.render()
         guard let path = peer.sdp else {
-            if !log.quiet { log.line("rtcshare: sending to \(sink.configuration.videoPeer) (no --sdp: receivers need the key from --srtp-key)") }
+            if !log.quiet { log.line("rtcshare: sending to \(address) (no --sdp: receivers need the key from --srtp-key)") }
             return
         }
         do {
@@ -154,7 +113,7 @@ extension ShareCommand {
         } catch {
             throw .output("--sdp \(path): \(error)")
         }
-        if !log.quiet { log.line("rtcshare: sending to \(sink.configuration.videoPeer); SDP in \(path)") }
+        if !log.quiet { log.line("rtcshare: sending to \(address); SDP in \(path)") }
     }
 }
 

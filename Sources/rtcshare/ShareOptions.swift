@@ -136,6 +136,20 @@ extension ShareOptions {
 extension ShareOptions {
     /// The socket path of `ipc:PATH`, or nil for other sources.
     var ipcPath: String? { source.hasPrefix("ipc:") ? String(source.dropFirst("ipc:".count)) : nil }
+
+    /// The source as the library names it.
+    var sourceChoice: ShareSourceChoice {
+        if source == "testsrc" {
+            return .testPattern(framesPerSecond: testsrcFps,
+                                orientation: Orientation(rawValue: simulateOrientation ?? 1) ?? .up,
+                                stallAfter: stall?.after, stallFor: stall?.duration ?? .zero)
+        }
+        if isX11 { return .x11(display: x11Display) }
+        if let ipcPath {
+            return .ipc(path: ipcPath, maxSize: PictureSize(parsing: ipcMaxSize) ?? IPCSource.defaultMaxSize)
+        }
+        return .y4m(path: String(source.dropFirst("y4m:".count)))
+    }
 }
 
 extension ShareOptions {

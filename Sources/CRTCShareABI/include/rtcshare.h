@@ -1,0 +1,187 @@
+/*
+ * rtcshare.h: the C ABI of rtcshare, a screen-sharing sender inside a fixed memory budget.
+ *
+ * Link with -lrtcshare-c (shared) or librtcshare-c-static.a plus the Swift runtime.
+ *
+ * Model: a process budget (one cap for the whole process, the runtime counted once) holds any
+ * number of sessions; a session is planned and its memory reserved when it is created, so a
+ * session that would not fit is refused (RTCSHARE_E_DOES_NOT_FIT) and the others are untouched.
+ * A session runs on a thread of its own from rtcshare_session_start until its duration passes,
+ * its source ends, or rtcshare_session_stop.
+ *
+ * Threading: every function is thread-safe unless it says otherwise. The event callback runs on
+ * the session's own thread; it must return quickly and must not call rtcshare_session_wait or
+ * rtcshare_session_destroy on its own session.
+ *
+ * Ownership: strings and buffers passed in are read during the call only (the library keeps no
+ * pointer to them). Strings handed to the callback live until it returns. Objects created by
+ * *_create are owned by the caller and given back with the matching *_destroy.
+ *
+ * Errors: functions return RTCSHARE_OK (0) or a negative RTCSHARE_E_* code;
+ * rtcshare_error_message turns a code into one line (static storage). The last error of a
+ * session (with its detail) is available from rtcshare_session_last_error.
+ */
+#ifndef RTCSHARE_H
+#define RTCSHARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RTCSHARE_ABI_VERSION 1
+
+enum rtcshare_status {
+    RTCSHARE_OK = 0,
+    RTCSHARE_E_INVALID_ARGUMENT = -1, /* a NULL pointer, a value out of range, a bad string */
+    RTCSHARE_E_DOES_NOT_FIT = -2,     /* the session's plan is over what the process has left */
+    RTCSHARE_E_SOURCE = -3,           /* the source cannot be opened or failed */
+    RTCSHARE_E_OUTPUT = -4,           /* a file, socket or thread cannot be opened */
+    RTCSHARE_E_PIPELINE = -5,         /* encoding or sending failed while running */
+    RTCSHARE_E_STATE = -6,            /* not allowed now: started twice, waited before start */
+    RTCSHARE_E_BUSY = -7,             /* push: every slot is busy downstream; dropped, counted */
+    RTCSHARE_E_NOT_RUNNING = -8,      /* push: the session is not running */
+};
+
+/* Pixel formats a pushed picture may have. */
+enum rtcshare_pixel_format {
+    RTCSHARE_PIXEL_I420 = 0, /* planes: Y, U, V */
+    RTCSHARE_PIXEL_NV12 = 1, /* planes: Y, UV */
+    RTCSHARE_PIXEL_BGRA = 2, /* one plane, 4 bytes a pixel */
+    RTCSHARE_PIXEL_BGRX = 3,
+};
+
+enum rtcshare_audio {
+    RTCSHARE_AUDIO_NONE = 0,
+    RTCSHARE_AUDIO_PUSHED = 1,   /* PCM from rtcshare_session_push_audio */
+    RTCSHARE_AUDIO_TESTTONE = 2, /* a 440 Hz tone */
+};
+
+/* A session's settings. Fill with rtcshare_config_init, then change what differs. */
+typedef struct rtcshare_config {
+    uint32_t struct_size;     /* sizeof(rtcshare_config), set by rtcshare_config_init */
+    const char *source;       /* "push" (default), "testsrc", "y4m:PATH", "x11[:DISPLAY]", "ipc:PATH" */
+    int32_t width, height;    /* output size; 0, 0 = the largest that fits */
+    int32_t max_width, max_height; /* "push": largest picture pushed (either orientation); default 1280x720 */
+    int32_t fps;              /* frames per second sent (default 20) */
+    int32_t idle_fps;         /* frame rate while the picture is static; 0 = always fps */
+    int32_t bitrate_kbps;     /* video bitrate ceiling (default 1500) */
+    int32_t audio;            /* enum rtcshare_audio (default NONE) */
+    const char *peer;         /* "host:port" to send RTP/SRTP to; NULL: no network output */
+    const char *srtp_key;     /* base64 AES_CM_128_HMAC_SHA1_80 key+salt; NULL: generated */
+    int32_t insecure;         /* non-zero: plain RTP (no SRTP) */
+    int32_t rtx;              /* non-zero: retransmit on an RTX stream */
+    const char *ivf_path;     /* also write the VP8 stream to this IVF file; NULL: no */
+    double duration_seconds;  /* stop after this long; 0 = until stopped */
+} rtcshare_config;
+
+/* A picture handed in; planes are read during the call only. */
+typedef struct rtcshare_video_frame {
+    int32_t format;           /* enum rtcshare_pixel_format */
+    int32_t width, height;    /* even, at least 16 */
+    const uint8_t *planes[3];
+    int32_t strides[3];       /* bytes from one row to the next, per plane */
+    int64_t pts_us;           /* capture time, CLOCK_MONOTONIC microseconds; 0 = now */
+    int32_t orientation;      /* EXIF 1..8: how the stored pixels must be turned to be upright */
+} rtcshare_video_frame;
+
+enum rtcshare_event_type {
+    RTCSHARE_EVENT_STARTING = 1,
+    RTCSHARE_EVENT_STARTED = 2,
+    RTCSHARE_EVENT_PAUSED = 3,
+    RTCSHARE_EVENT_RESUMED = 4,
+    RTCSHARE_EVENT_SOURCE_STALLED = 5,   /* value: restart attempt */
+    RTCSHARE_EVENT_SOURCE_RECOVERED = 6, /* value: milliseconds stalled */
+    RTCSHARE_EVENT_PROGRESS = 7,         /* once a second; rtcshare_session_stats has the figures */
+    RTCSHARE_EVENT_NOTICE = 8,           /* text: one line */
+    RTCSHARE_EVENT_FINISHED = 9,         /* text: the reason ("duration reached", "stopped: …", "failed: …") */
+};
+
+typedef struct rtcshare_event {
+    int32_t type;     /* enum rtcshare_event_type */
+    int64_t value;
+    const char *text; /* NULL or a line valid until the callback returns */
+} rtcshare_event;
+
+typedef void (*rtcshare_event_callback)(void *user_data, const rtcshare_event *event);
+
+/* Counters of a session (a snapshot). */
+typedef struct rtcshare_stats {
+    double elapsed_seconds;
+    int64_t source_frames, encoded_frames, repeated_frames, keyframes;
+    int64_t encoded_bytes, audio_packets;
+    int64_t target_bitrate_kbps;
+    int64_t packets_sent, bytes_sent, nacks_received, packets_retransmitted;
+    int64_t round_trip_us;    /* -1 until a receiver report came */
+    int64_t pushed_accepted, pushed_dropped;
+    int64_t wakeups;
+} rtcshare_stats;
+
+typedef struct rtcshare_process rtcshare_process;
+typedef struct rtcshare_session rtcshare_session;
+
+/* The library's version ("1.0.0 (abi 1)"); static storage. */
+const char *rtcshare_version(void);
+
+/* One line for a status code; static storage. */
+const char *rtcshare_error_message(int32_t code);
+
+/* Defaults for every field. */
+void rtcshare_config_init(rtcshare_config *config);
+
+/* A process budget of cap_bytes for all sessions (0: 50 MiB). NULL if out of memory. */
+rtcshare_process *rtcshare_process_create(uint64_t cap_bytes);
+
+/* Bytes not yet reserved by any session. */
+uint64_t rtcshare_process_available_bytes(const rtcshare_process *process);
+
+/* Gives the budget back; every session made in it must have been destroyed first. */
+void rtcshare_process_destroy(rtcshare_process *process);
+
+/* Plans and prepares a session inside `process` (opens its source, sockets, files). On success
+ * *out_session is set and owned by the caller. `callback` may be NULL. */
+int32_t rtcshare_session_create(rtcshare_process *process, const rtcshare_config *config,
+                                rtcshare_event_callback callback, void *user_data,
+                                rtcshare_session **out_session);
+
+/* Runs the session on a thread of its own. */
+int32_t rtcshare_session_start(rtcshare_session *session);
+
+/* Hands in a picture ("push" source); never blocks. RTCSHARE_E_BUSY / _NOT_RUNNING: dropped. */
+int32_t rtcshare_session_push_video(rtcshare_session *session, const rtcshare_video_frame *frame);
+
+/* Hands in interleaved signed 16-bit PCM (RTCSHARE_AUDIO_PUSHED); never blocks. */
+int32_t rtcshare_session_push_audio(rtcshare_session *session, const void *pcm, size_t bytes,
+                                    int32_t sample_rate, int32_t channels, int32_t big_endian);
+
+int32_t rtcshare_session_pause(rtcshare_session *session);
+int32_t rtcshare_session_resume(rtcshare_session *session);
+int32_t rtcshare_session_request_keyframe(rtcshare_session *session);
+int32_t rtcshare_session_set_bitrate(rtcshare_session *session, int32_t kbps);
+
+/* Asks the session to stop; `reason` (may be NULL) becomes the finished event's text. */
+int32_t rtcshare_session_stop(rtcshare_session *session, const char *reason);
+
+/* Waits for the session to finish; fills `stats` (may be NULL). Returns the session's outcome. */
+int32_t rtcshare_session_wait(rtcshare_session *session, rtcshare_stats *stats);
+
+/* The latest counters (from the last progress event, or the final ones). */
+int32_t rtcshare_session_stats(rtcshare_session *session, rtcshare_stats *stats);
+
+/* The SDP a receiver opens (it holds the SRTP key), NUL-terminated into buffer. Returns the
+ * length without the NUL, RTCSHARE_E_INVALID_ARGUMENT if it does not fit or there is no peer. */
+int32_t rtcshare_session_sdp(rtcshare_session *session, char *buffer, size_t buffer_size);
+
+/* The last error of the session as one line, NUL-terminated into buffer (empty if none). */
+int32_t rtcshare_session_last_error(rtcshare_session *session, char *buffer, size_t buffer_size);
+
+/* Stops (if running), waits, and frees the session; its memory goes back to the process. */
+void rtcshare_session_destroy(rtcshare_session *session);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

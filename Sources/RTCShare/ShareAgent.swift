@@ -1,0 +1,247 @@
+import RTCShareCore
+import RTCShareIO
+import RTCShareMedia
+import RTCShareRTP
+import Synchronization
+
+/// One screen share, complete: the API an embedder (and the CLI, which is a thin layer over it)
+/// uses. Creating an agent does everything that can fail up front — opens the source, plans the
+/// memory and reserves it inside the process budget, makes the audio path, opens the outputs
+/// and sockets — so a share that cannot run says so before the first frame. Then `run` (on the
+/// caller's thread) or `start` (on a thread of its own) runs it until the duration passes, the
+/// source ends, or `stop`.
+///
+/// Threading: every method may be called from any thread. Events are delivered on the share's
+/// pipeline thread (the caller's for `run`, the agent's own for `start`); a handler must not
+/// block for long.
+public final class ShareAgent: @unchecked Sendable {
+    // @unchecked Sendable: the mutable parts (the thread, the result) are behind `lifecycle`;
+    // everything else is set once in init.
+
+    public struct Configuration: Sendable {
+        public var share = ShareConfiguration()
+        public var source: ShareSourceChoice = .testPattern()
+        /// Where the encoded media goes besides the share's files (IVF, Ogg): nowhere, or a peer.
+        public var transport: ShareTransport = .none
+
+        public init() {}
+    }
+
+    public let configuration: Configuration
+    /// The memory plan the share runs with (output size, what each part takes).
+    public let plan: MemoryPlan
+    /// The source's name for logs ("testsrc", "x11::0", "push", …).
+    public let sourceName: String
+    /// The audio path's name, when the share has audio.
+    public let audioName: String?
+
+    private let session: ShareSession
+    private let peer: PeerSink?
+    private let pushSource: PushSource?
+    private let body: () throws(ShareError) -> ShareStats
+    private let reservation: ProcessBudget.Reservation?
+    private let lifecycle = Mutex(Lifecycle())
+
+    private struct Lifecycle {
+        var thread: WorkerThread?
+        var used = false
+        var result: Result<ShareStats, ShareError>?
+    }
+
+    /// Prepares a share. `processBudget`: the process-wide cap shared with other sessions (nil:
+    /// this share alone under `configuration.share.memoryCapBytes`). Throws one `ShareError`
+    /// (no fit, bad source, output that cannot be opened); nothing is left open on failure.
+    public init(configuration: Configuration, processBudget: ProcessBudget? = nil,
+                onEvent: @escaping @Sendable (ShareEvent) -> Void = { _ in }) throws(ShareError) {
+        self.configuration = configuration
+        var share = configuration.share
+        if let processBudget { share.memoryCapBytes = processBudget.availableBytes + MemoryPlanner.runtimeBytes }
+        if case .peer(let peer) = configuration.transport {
+            share.outputBudgetBytes = PeerSink.budgetBytes(peer)
+            share.outputHeapBytes = PeerSink.heapBytes(peer)
+        }
+        let session = ShareSession(configuration: share, onEvent: onEvent)
+        self.session = session
+        let notice: @Sendable (String) -> Void = { onEvent(.notice($0)) }
+
+        func assemble<S: VideoSource>(_ source: S, _ share: ShareConfiguration) throws(ShareError)
+            -> (MemoryPlan, String?, PeerSink?, ProcessBudget.Reservation?, () throws(ShareError) -> ShareStats)
+        {
+            let plan = try MemoryPlanner.resolve(share, for: source)
+            let reservation = try processBudget?.reserve(plan.totalBytes - MemoryPlanner.runtimeBytes,
+                                                         for: source.name)
+            let budget: MemoryBudget
+            do {
+                budget = try MemoryBudget(capBytes: plan.budgetBytes)
+            } catch {
+                throw .doesNotFit("cannot map the \(plan.budgetBytes >> 10) KiB frame budget: \(error)")
+            }
+            var sinks: [any MediaSink] = []
+            var audio: (any AudioPath)?
+            var audioName: String?
+            if let settings = share.audio {
+                let path = try settings.makePath(for: source, budget: budget, log: notice)
+                audio = path
+                audioName = path.name
+                if let ogg = settings.oggPath {
+                    sinks.append(try OggOpusSink(path: ogg, channels: path.channels, preSkip: path.preSkip,
+                                                 inputSampleRate: path.inputSampleRate,
+                                                 serial: Int32(truncatingIfNeeded: MonotonicClock.now().microseconds)))
+                }
+            }
+            var peerSink: PeerSink?
+            if case .peer(let peer) = configuration.transport {
+                let sink = try PeerSink(configuration: peer, budget: budget)
+                sinks.append(sink)
+                peerSink = sink
+            }
+            let run: () throws(ShareError) -> ShareStats = { [sinks, audio] () throws(ShareError) in
+                try session.run(source: source, budget: budget, plan: plan, sinks: sinks, audio: audio)
+            }
+            return (plan, audioName, peerSink, reservation, run)
+        }
+
+        func open<T>(_ make: () throws(SourceError) -> T) throws(ShareError) -> T {
+            do { return try make() } catch { throw .source(error.description) }
+        }
+        let parts: (MemoryPlan, String?, PeerSink?, ProcessBudget.Reservation?, () throws(ShareError) -> ShareStats)
+        var push: PushSource?
+        switch configuration.source {
+        case .testPattern(let fps, let orientation, let stallAfter, let stallFor):
+            let size = share.outputSize ?? ShareSourceChoice.defaultTestPatternSize
+            let source = TestSource(width: size.width, height: size.height, framesPerSecond: fps,
+                                    orientation: orientation, stallAfter: stallAfter, stallFor: stallFor)
+            sourceName = source.name
+            parts = try assemble(source, share)
+        case .y4m(let path):
+            let source = try open { () throws(SourceError) in
+                try Y4MSource(path: path, fallbackFramesPerSecond: share.framesPerSecond)
+            }
+            sourceName = source.name
+            parts = try assemble(source, share)
+        case .x11(let display):
+            let source = try open { () throws(SourceError) in
+                try X11Source(display: display, framesPerSecond: share.framesPerSecond)
+            }
+            sourceName = source.name
+            parts = try assemble(source, source.fit(share))
+        case .ipc(let path, let maxSize):
+            let source = IPCSource(path: path, maxSize: maxSize, log: notice)
+            sourceName = source.name
+            parts = try assemble(source, share)
+        case .pushed(let maxSize):
+            let source = try open { () throws(SourceError) in try PushSource(maxSize: maxSize) }
+            push = source
+            sourceName = source.name
+            parts = try assemble(source, share)
+        }
+        (plan, audioName, peer, reservation, body) = parts
+        pushSource = push
+    }
+
+    deinit {
+        lifecycle.withLock { $0.thread }?.join()
+    }
+
+    /// The SDP a receiver opens for a `.peer` transport (it holds the SRTP key: keep it private).
+    public func peerSessionDescription() -> SessionDescription? { peer?.sessionDescription() }
+
+    /// The transport's figures (packets, RTT, loss, NACKs) for `.peer` transports; read it once the
+    /// share has finished (while it runs, the progress events carry them).
+    public var transportStats: TransportStats? { peer?.transportStats }
+
+    /// The peer the share sends to, for `.peer` transports.
+    public var peerAddress: SocketAddress? { peer?.configuration.videoPeer }
+
+    /// Runs the share on the calling thread until it finishes; returns the counters. A share
+    /// runs once: a second `run` or `start` throws.
+    public func run() throws(ShareError) -> ShareStats {
+        try claim()
+        let result: Result<ShareStats, ShareError>
+        do throws(ShareError) { result = .success(try body()) } catch { result = .failure(error) }
+        finish(result)
+        return try result.get()
+    }
+
+    /// Runs the share on a thread of its own; returns at once. `wait` gives the outcome.
+    public func start() throws(ShareError) {
+        try claim()
+        let thread = WorkerThread.start(name: "rtcshare-share", stackBytes: 4 << 20) { [self] in
+            let result: Result<ShareStats, ShareError>
+            do throws(ShareError) { result = .success(try body()) } catch { result = .failure(error) }
+            finish(result)
+        }
+        guard let thread else { throw .output("cannot start the share's thread") }
+        lifecycle.withLock { $0.thread = thread }
+    }
+
+    /// Waits for a share started with `start` to finish and returns its counters.
+    public func wait() throws(ShareError) -> ShareStats {
+        let thread = lifecycle.withLock { l -> WorkerThread? in
+            let t = l.thread
+            l.thread = nil
+            return t
+        }
+        thread?.join()
+        guard let result = lifecycle.withLock({ $0.result }) else {
+            throw .invalidConfiguration("the share was never started")
+        }
+        return try result.get()
+    }
+
+    /// Whether the share has finished (and `wait` returns at once).
+    public var isFinished: Bool { lifecycle.withLock { $0.result != nil } }
+
+    private func claim() throws(ShareError) {
+        let first = lifecycle.withLock { l -> Bool in
+            defer { l.used = true }
+            return !l.used
+        }
+        guard first else { throw .invalidConfiguration("a share runs once; make a new one") }
+    }
+
+    private func finish(_ result: Result<ShareStats, ShareError>) {
+        pushSource?.detach()
+        reservation?.release()
+        lifecycle.withLock { $0.result = result }
+    }
+
+    // MARK: Control, from any thread
+
+    /// Stops the share (finished: stopped); with a reason, finished: stopped: reason.
+    public func stop(reason: String? = nil) {
+        if let reason { session.stop(reason: reason) } else { session.stop() }
+    }
+
+    public var isStopRequested: Bool { session.isStopRequested }
+    public func pause() { session.setPaused(true) }
+    public func resume() { session.setPaused(false) }
+    public func requestKeyframe() { session.requestKeyframe() }
+    public func setBitrate(kbps: Int) { session.setBitrate(kbps: kbps) }
+
+    // MARK: Pushed media, from any thread
+
+    /// Hands in a picture (`.pushed` source only); never blocks.
+    public func pushVideo(_ frame: PushedFrame) -> PushResult {
+        pushSource?.push(frame) ?? .invalid
+    }
+
+    /// Hands in interleaved 16-bit PCM (`.pushed` source with `.pushed` audio); never blocks.
+    public func pushAudio(_ bytes: UnsafeRawBufferPointer, sampleRate: Int, channels: Int, bigEndian: Bool = false,
+                          ptsMicroseconds: Int64? = nil) -> PushResult {
+        guard configuration.share.audio?.input == .pushed, let pushSource else { return .invalid }
+        return pushSource.pushAudio(bytes, sampleRate: sampleRate, channels: channels, bigEndian: bigEndian,
+                                    ptsMicroseconds: ptsMicroseconds)
+    }
+
+    /// What happened to pushed pictures so far (nil unless the source is `.pushed`).
+    public var pushCounters: PushSource.Counters? { pushSource?.stats }
+}
+
+/// Where a share's encoded media goes besides its files.
+public enum ShareTransport: Sendable {
+    /// Only the files of the configuration (IVF, Ogg).
+    case none
+    /// RTP/SRTP with RTCP to one receiver (`--peer`).
+    case peer(PeerConfiguration)
+}

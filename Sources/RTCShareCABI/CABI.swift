@@ -1,0 +1,418 @@
+import CRTCShareABI
+import Glibc
+import RTCShare
+import RTCShareCore
+import RTCShareIO
+import RTCShareMedia
+import RTCShareRTP
+import Synchronization
+
+// The C ABI (rtcshare.h): each function is a thin translation onto `ShareAgent` and
+// `ProcessBudget`. Handles are retained Swift objects passed as opaque pointers; every argument
+// is checked (NULL, range, struct_size) before use, and no Swift error or trap crosses into C:
+// failures become RTCSHARE_E_* codes, with the detail kept as the session's last error.
+
+// MARK: - Status codes
+
+extension ShareError {
+    /// The C status for this error.
+    var status: Int32 {
+        switch self {
+        case .doesNotFit: RTCSHARE_E_DOES_NOT_FIT.rawValue
+        case .source: RTCSHARE_E_SOURCE.rawValue
+        case .output: RTCSHARE_E_OUTPUT.rawValue
+        case .pipeline: RTCSHARE_E_PIPELINE.rawValue
+        case .invalidConfiguration: RTCSHARE_E_INVALID_ARGUMENT.rawValue
+        }
+    }
+}
+
+extension PushResult {
+    var status: Int32 {
+        switch self {
+        case .accepted: RTCSHARE_OK.rawValue
+        case .busy: RTCSHARE_E_BUSY.rawValue
+        case .notRunning: RTCSHARE_E_NOT_RUNNING.rawValue
+        case .invalid: RTCSHARE_E_INVALID_ARGUMENT.rawValue
+        }
+    }
+}
+
+/// C strings that live as long as the process (version, messages).
+private enum StaticText {
+    nonisolated(unsafe) static let version: UnsafeMutablePointer<CChar> = strdup("1.0.0 (abi \(RTCSHARE_ABI_VERSION))")!
+    nonisolated(unsafe) static let messages: [Int32: UnsafeMutablePointer<CChar>] = {
+        let lines: [(rtcshare_status, String)] = [
+            (RTCSHARE_OK, "ok"),
+            (RTCSHARE_E_INVALID_ARGUMENT, "invalid argument"),
+            (RTCSHARE_E_DOES_NOT_FIT, "does not fit the memory budget"),
+            (RTCSHARE_E_SOURCE, "the source cannot be opened or failed"),
+            (RTCSHARE_E_OUTPUT, "an output cannot be opened"),
+            (RTCSHARE_E_PIPELINE, "encoding or sending failed"),
+            (RTCSHARE_E_STATE, "not allowed in the session's state"),
+            (RTCSHARE_E_BUSY, "busy: dropped"),
+            (RTCSHARE_E_NOT_RUNNING, "the session is not running"),
+        ]
+        var table: [Int32: UnsafeMutablePointer<CChar>] = [:]
+        for (code, text) in lines { table[code.rawValue] = strdup(text)! }
+        return table
+    }()
+    nonisolated(unsafe) static let unknown: UnsafeMutablePointer<CChar> = strdup("unknown status")!
+}
+
+@_cdecl("rtcshare_version")
+public func rtcshare_version() -> UnsafePointer<CChar> { UnsafePointer(StaticText.version) }
+
+@_cdecl("rtcshare_error_message")
+public func rtcshare_error_message(_ code: Int32) -> UnsafePointer<CChar> {
+    UnsafePointer(StaticText.messages[code] ?? StaticText.unknown)
+}
+
+// MARK: - Process budget
+
+@_cdecl("rtcshare_process_create")
+public func rtcshare_process_create(_ capBytes: UInt64) -> OpaquePointer? {
+    let cap = capBytes == 0 ? 50 << 20 : Int(clamping: capBytes)
+    return OpaquePointer(Unmanaged.passRetained(ProcessBudget(capBytes: cap)).toOpaque())
+}
+
+@_cdecl("rtcshare_process_available_bytes")
+public func rtcshare_process_available_bytes(_ process: OpaquePointer?) -> UInt64 {
+    guard let process else { return 0 }
+    let budget = Unmanaged<ProcessBudget>.fromOpaque(UnsafeRawPointer(process)).takeUnretainedValue()
+    return UInt64(max(budget.availableBytes, 0))
+}
+
+@_cdecl("rtcshare_process_destroy")
+public func rtcshare_process_destroy(_ process: OpaquePointer?) {
+    guard let process else { return }
+    Unmanaged<ProcessBudget>.fromOpaque(UnsafeRawPointer(process)).release()
+}
+
+// MARK: - Sessions
+
+/// What a C handle points at: the agent, the caller's callback, the latest figures.
+final class CSession: @unchecked Sendable {
+    // @unchecked Sendable: `userData` is the caller's, passed back untouched; the rest is
+    // immutable or behind mutexes.
+    var agent: ShareAgent!
+    let callback: rtcshare_event_callback?
+    let userData: UnsafeMutableRawPointer?
+    let latest = Mutex<(ShareStats, TransportStats?)>((ShareStats(), nil))
+    let lastError = Mutex<String>("")
+    let started = Atomic<Bool>(false)
+
+    init(callback: rtcshare_event_callback?, userData: UnsafeMutableRawPointer?) {
+        self.callback = callback
+        self.userData = userData
+    }
+
+    func deliver(_ event: ShareEvent) {
+        if case .progress(let p) = event { latest.withLock { $0 = (p.stats, p.transport) } }
+        guard let callback else { return }
+        var type: rtcshare_event_type
+        var value: Int64 = 0
+        var text: String?
+        switch event {
+        case .starting(let source, let output, let fps):
+            type = RTCSHARE_EVENT_STARTING
+            text = "\(source) -> VP8 \(output) at \(fps) fps"
+        case .started: type = RTCSHARE_EVENT_STARTED
+        case .paused: type = RTCSHARE_EVENT_PAUSED
+        case .resumed: type = RTCSHARE_EVENT_RESUMED
+        case .sourceStalled(let attempt):
+            type = RTCSHARE_EVENT_SOURCE_STALLED
+            value = Int64(attempt)
+        case .sourceRecovered(let ms):
+            type = RTCSHARE_EVENT_SOURCE_RECOVERED
+            value = ms
+        case .progress(let p):
+            type = RTCSHARE_EVENT_PROGRESS
+            value = Int64(p.stats.encodedFrames)
+        case .notice(let line):
+            type = RTCSHARE_EVENT_NOTICE
+            text = line
+        case .finished(let reason):
+            type = RTCSHARE_EVENT_FINISHED
+            text = reason.description
+            if case .failed(let message) = reason { lastError.withLock { $0 = message } }
+        }
+        var event = rtcshare_event(type: Int32(type.rawValue), value: value, text: nil)
+        if let text {
+            text.withCString { pointer in
+                event.text = pointer
+                callback(userData, &event)
+            }
+        } else {
+            callback(userData, &event)
+        }
+    }
+
+    func fill(_ out: UnsafeMutablePointer<rtcshare_stats>, _ stats: ShareStats, _ transport: TransportStats?) {
+        var s = rtcshare_stats()
+        s.elapsed_seconds = Double(stats.elapsed.microseconds) / 1_000_000
+        s.source_frames = Int64(stats.sourceFrames)
+        s.encoded_frames = Int64(stats.encodedFrames)
+        s.repeated_frames = Int64(stats.repeatedFrames)
+        s.keyframes = Int64(stats.keyframes)
+        s.encoded_bytes = Int64(clamping: stats.encodedBytes)
+        s.audio_packets = Int64(stats.audioPackets)
+        s.target_bitrate_kbps = Int64(stats.targetBitrateKbps)
+        s.packets_sent = Int64(transport?.packetsSent ?? 0)
+        s.bytes_sent = Int64(clamping: transport?.bytesSent ?? 0)
+        s.nacks_received = Int64(transport?.nacksReceived ?? 0)
+        s.packets_retransmitted = Int64(transport?.packetsRetransmitted ?? 0)
+        s.round_trip_us = transport?.roundTripMicroseconds ?? -1
+        let push = agent.pushCounters
+        s.pushed_accepted = Int64(push?.accepted ?? 0)
+        s.pushed_dropped = Int64((push?.busy ?? 0) + (push?.notRunning ?? 0) + (push?.replaced ?? 0))
+        s.wakeups = Int64(stats.wakeups)
+        out.pointee = s
+    }
+}
+
+private func session(_ handle: OpaquePointer?) -> CSession? {
+    handle.map { Unmanaged<CSession>.fromOpaque(UnsafeRawPointer($0)).takeUnretainedValue() }
+}
+
+private func string(_ pointer: UnsafePointer<CChar>?) -> String? {
+    guard let pointer else { return nil }
+    guard strnlen(pointer, 4096) < 4096 else { return nil }
+    return String(validatingCString: pointer)
+}
+
+/// The library's configuration from the C one; nil with `error` set for anything out of range.
+private func configuration(_ c: rtcshare_config, error: inout String) -> ShareAgent.Configuration? {
+    var out = ShareAgent.Configuration()
+    guard c.fps >= 1, c.fps <= 60, c.idle_fps >= 0, c.idle_fps <= c.fps,
+          c.bitrate_kbps >= 50, c.bitrate_kbps <= 50_000, c.duration_seconds >= 0 else {
+        error = "fps 1...60, idle_fps 0...fps, bitrate_kbps 50...50000, duration_seconds >= 0"
+        return nil
+    }
+    out.share.framesPerSecond = Int(c.fps)
+    out.share.idleFramesPerSecond = c.idle_fps > 0 ? Int(c.idle_fps) : nil
+    out.share.bitrateKbps = Int(c.bitrate_kbps)
+    if c.width != 0 || c.height != 0 {
+        guard let size = PictureSize(parsing: "\(c.width)x\(c.height)") else {
+            error = "width and height must be even, 16...4096 (or both 0 for auto)"
+            return nil
+        }
+        out.share.outputSize = size
+    }
+    if c.duration_seconds > 0 { out.share.duration = .microseconds(Int64(c.duration_seconds * 1_000_000)) }
+    out.share.ivfPath = string(c.ivf_path)
+    out.share.keyframeInterval = .seconds(3)
+    switch c.audio {
+    case Int32(RTCSHARE_AUDIO_NONE.rawValue): break
+    case Int32(RTCSHARE_AUDIO_PUSHED.rawValue): out.share.audio = AudioConfiguration(input: .pushed)
+    case Int32(RTCSHARE_AUDIO_TESTTONE.rawValue): out.share.audio = AudioConfiguration(input: .testTone(frequency: 440))
+    default:
+        error = "audio must be RTCSHARE_AUDIO_NONE, _PUSHED or _TESTTONE"
+        return nil
+    }
+    let source = string(c.source) ?? "push"
+    switch source {
+    case "push":
+        guard let max = PictureSize(parsing: "\(c.max_width)x\(c.max_height)") else {
+            error = "max_width and max_height must be even, 16...4096"
+            return nil
+        }
+        out.source = .pushed(maxSize: max)
+    case "testsrc": out.source = .testPattern()
+    case "x11": out.source = .x11(display: nil)
+    case let s where s.hasPrefix("x11:"): out.source = .x11(display: String(s.dropFirst(4)))
+    case let s where s.hasPrefix("y4m:"): out.source = .y4m(path: String(s.dropFirst(4)))
+    case let s where s.hasPrefix("ipc:"): out.source = .ipc(path: String(s.dropFirst(4)), maxSize: IPCSource.defaultMaxSize)
+    default:
+        error = "source must be push, testsrc, y4m:PATH, x11[:DISPLAY] or ipc:PATH"
+        return nil
+    }
+    if c.audio == Int32(RTCSHARE_AUDIO_PUSHED.rawValue), source != "push" {
+        error = "pushed audio needs the push source"
+        return nil
+    }
+    if let peerText = string(c.peer) {
+        var peer: PeerConfiguration
+        do { peer = PeerConfiguration(videoPeer: try SocketAddress(parsing: peerText)) } catch let e {
+            error = "peer: \(e)"
+            return nil
+        }
+        peer.sendsAudio = out.share.audio != nil
+        peer.usesRTX = c.rtx != 0
+        peer.framesPerSecond = out.share.framesPerSecond
+        if c.insecure == 0 {
+            if let key = string(c.srtp_key) {
+                do { peer.protection = try SRTPMasterKey(profile: .aesCM128HmacSHA1_80, base64: key) } catch let e {
+                    error = "srtp_key: \(e)"
+                    return nil
+                }
+            } else {
+                peer.protection = SRTPMasterKey.generate(profile: .aesCM128HmacSHA1_80)
+            }
+        }
+        out.transport = .peer(peer)
+    } else if out.share.ivfPath == nil {
+        error = "nothing to send to: set peer or ivf_path"
+        return nil
+    }
+    return out
+}
+
+@_cdecl("rtcshare_session_create")
+public func rtcshare_session_create(_ process: OpaquePointer?, _ config: UnsafePointer<rtcshare_config>?,
+                                    _ callback: rtcshare_event_callback?, _ userData: UnsafeMutableRawPointer?,
+                                    _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guard let process, let config, let out,
+          config.pointee.struct_size == UInt32(MemoryLayout<rtcshare_config>.size) else {
+        return RTCSHARE_E_INVALID_ARGUMENT.rawValue
+    }
+    out.pointee = nil
+    let budget = Unmanaged<ProcessBudget>.fromOpaque(UnsafeRawPointer(process)).takeUnretainedValue()
+    var problem = ""
+    guard let settings = configuration(config.pointee, error: &problem) else {
+        return RTCSHARE_E_INVALID_ARGUMENT.rawValue
+    }
+    let box = CSession(callback: callback, userData: userData)
+    do {
+        box.agent = try ShareAgent(configuration: settings, processBudget: budget) { [weak box] event in
+            box?.deliver(event)
+        }
+    } catch {
+        return error.status
+    }
+    out.pointee = OpaquePointer(Unmanaged.passRetained(box).toOpaque())
+    return RTCSHARE_OK.rawValue
+}
+
+@_cdecl("rtcshare_session_start")
+public func rtcshare_session_start(_ handle: OpaquePointer?) -> Int32 {
+    guard let s = session(handle) else { return RTCSHARE_E_INVALID_ARGUMENT.rawValue }
+    guard !s.started.exchange(true, ordering: .acquiringAndReleasing) else { return RTCSHARE_E_STATE.rawValue }
+    do { try s.agent.start() } catch {
+        s.lastError.withLock { $0 = error.description }
+        return error.status
+    }
+    return RTCSHARE_OK.rawValue
+}
+
+@_cdecl("rtcshare_session_push_video")
+public func rtcshare_session_push_video(_ handle: OpaquePointer?, _ frame: UnsafePointer<rtcshare_video_frame>?) -> Int32 {
+    let formats: [PixelFormat] = [.i420, .nv12, .bgra, .bgrx]
+    guard let s = session(handle), let f = frame?.pointee, formats.indices.contains(Int(f.format)),
+          let orientation = Orientation(rawValue: Int(f.orientation == 0 ? 1 : f.orientation))
+    else { return RTCSHARE_E_INVALID_ARGUMENT.rawValue }
+    let format = formats[Int(f.format)]
+    let count = format == .i420 ? 3 : format == .nv12 ? 2 : 1
+    let pointers = [f.planes.0, f.planes.1, f.planes.2].prefix(count)
+    let strides = [f.strides.0, f.strides.1, f.strides.2].prefix(count)
+    guard pointers.allSatisfy({ $0 != nil }), strides.allSatisfy({ $0 > 0 }) else {
+        return RTCSHARE_E_INVALID_ARGUMENT.rawValue
+    }
+    let pushed = PushedFrame(format: format, width: Int(f.width), height: Int(f.height),
+                             planes: pointers.map { UnsafeRawPointer($0!) }, strides: strides.map { Int($0) },
+                             ptsMicroseconds: f.pts_us > 0 ? f.pts_us : nil, orientation: orientation)
+    return s.agent.pushVideo(pushed).status
+}
+
+@_cdecl("rtcshare_session_push_audio")
+public func rtcshare_session_push_audio(_ handle: OpaquePointer?, _ pcm: UnsafeRawPointer?, _ bytes: Int,
+                                        _ sampleRate: Int32, _ channels: Int32, _ bigEndian: Int32) -> Int32 {
+    guard let s = session(handle), let pcm, bytes > 0 else { return RTCSHARE_E_INVALID_ARGUMENT.rawValue }
+    return s.agent.pushAudio(UnsafeRawBufferPointer(start: pcm, count: bytes), sampleRate: Int(sampleRate),
+                             channels: Int(channels), bigEndian: bigEndian != 0).status
+}
+
+@_cdecl("rtcshare_session_pause")
+public func rtcshare_session_pause(_ handle: OpaquePointer?) -> Int32 {
+    guard let s = session(handle) else { return RTCSHARE_E_INVALID_ARGUMENT.rawValue }
+    s.agent.pause()
+    return RTCSHARE_OK.rawValue
+}
+
+@_cdecl("rtcshare_session_resume")
+public func rtcshare_session_resume(_ handle: OpaquePointer?) -> Int32 {
+    guard let s = session(handle) else { return RTCSHARE_E_INVALID_ARGUMENT.rawValue }
+    s.agent.resume()
+    return RTCSHARE_OK.rawValue
+}
+
+@_cdecl("rtcshare_session_request_keyframe")
+public func rtcshare_session_request_keyframe(_ handle: OpaquePointer?) -> Int32 {
+    guard let s = session(handle) else { return RTCSHARE_E_INVALID_ARGUMENT.rawValue }
+    s.agent.requestKeyframe()
+    return RTCSHARE_OK.rawValue
+}
+
+@_cdecl("rtcshare_session_set_bitrate")
+public func rtcshare_session_set_bitrate(_ handle: OpaquePointer?, _ kbps: Int32) -> Int32 {
+    guard let s = session(handle), (50...50_000).contains(kbps) else { return RTCSHARE_E_INVALID_ARGUMENT.rawValue }
+    s.agent.setBitrate(kbps: Int(kbps))
+    return RTCSHARE_OK.rawValue
+}
+
+@_cdecl("rtcshare_session_stop")
+public func rtcshare_session_stop(_ handle: OpaquePointer?, _ reason: UnsafePointer<CChar>?) -> Int32 {
+    guard let s = session(handle) else { return RTCSHARE_E_INVALID_ARGUMENT.rawValue }
+    s.agent.stop(reason: string(reason))
+    return RTCSHARE_OK.rawValue
+}
+
+@_cdecl("rtcshare_session_wait")
+public func rtcshare_session_wait(_ handle: OpaquePointer?, _ out: UnsafeMutablePointer<rtcshare_stats>?) -> Int32 {
+    guard let s = session(handle) else { return RTCSHARE_E_INVALID_ARGUMENT.rawValue }
+    guard s.started.load(ordering: .acquiring) else { return RTCSHARE_E_STATE.rawValue }
+    do {
+        let stats = try s.agent.wait()
+        let transport = s.agent.transportStats
+        s.latest.withLock { $0 = (stats, transport) }
+        if let out { s.fill(out, stats, transport) }
+        return RTCSHARE_OK.rawValue
+    } catch {
+        s.lastError.withLock { $0 = error.description }
+        if let out { s.latest.withLock { l in s.fill(out, l.0, l.1) } }
+        return error.status
+    }
+}
+
+@_cdecl("rtcshare_session_stats")
+public func rtcshare_session_stats(_ handle: OpaquePointer?, _ out: UnsafeMutablePointer<rtcshare_stats>?) -> Int32 {
+    guard let s = session(handle), let out else { return RTCSHARE_E_INVALID_ARGUMENT.rawValue }
+    s.latest.withLock { l in s.fill(out, l.0, l.1) }
+    return RTCSHARE_OK.rawValue
+}
+
+/// Copies `text` NUL-terminated into the caller's buffer; its length, or invalid argument.
+private func copyOut(_ text: String, _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int) -> Int32 {
+    guard let buffer else { return RTCSHARE_E_INVALID_ARGUMENT.rawValue }
+    let bytes = Array(text.utf8)
+    guard bytes.count < size, bytes.count < Int32.max else { return RTCSHARE_E_INVALID_ARGUMENT.rawValue }
+    bytes.withUnsafeBufferPointer { raw in
+        UnsafeMutableRawPointer(buffer).copyMemory(from: raw.baseAddress!, byteCount: bytes.count)
+    }
+    buffer[bytes.count] = 0
+    return Int32(bytes.count)
+}
+
+@_cdecl("rtcshare_session_sdp")
+public func rtcshare_session_sdp(_ handle: OpaquePointer?, _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int) -> Int32 {
+    guard let s = session(handle), let description = s.agent.peerSessionDescription() else {
+        return RTCSHARE_E_INVALID_ARGUMENT.rawValue
+    }
+    return copyOut(description.render(), buffer, size)
+}
+
+@_cdecl("rtcshare_session_last_error")
+public func rtcshare_session_last_error(_ handle: OpaquePointer?, _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int) -> Int32 {
+    guard let s = session(handle) else { return RTCSHARE_E_INVALID_ARGUMENT.rawValue }
+    return copyOut(s.lastError.withLock { $0 }, buffer, size)
+}
+
+@_cdecl("rtcshare_session_destroy")
+public func rtcshare_session_destroy(_ handle: OpaquePointer?) {
+    guard let handle, let s = session(handle) else { return }
+    if s.started.load(ordering: .acquiring) {
+        s.agent.stop()
+        _ = try? s.agent.wait()
+    }
+    Unmanaged<CSession>.fromOpaque(UnsafeRawPointer(handle)).release()
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+/// The C ABI as a gateway uses it: `examples/two_sessions.c` compiled with `cc` against
+/// rtcshare.h and the built shared library, pushing generated 1280x720@20 pictures and a tone
+/// into two sessions of one process at once, each to its own `rtcshare receive`.
+@Suite struct CABIExampleTests {
+    static let seconds = 10
+    static let fps = 20
+
+    /// The package root (this file is Tests/InteropTests/…).
+    static var root: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    /// Compiles the example into `dir`; returns its path.
+    static func compileExample(into dir: URL) throws -> String {
+        let libraryDir = URL(fileURLWithPath: Tools.rtcshare).deletingLastPathComponent().path
+        #expect(FileManager.default.fileExists(atPath: libraryDir + "/librtcshare-c.so"),
+                "librtcshare-c.so is built beside the tests (swift build builds every product)")
+        let binary = dir.appendingPathComponent("two_sessions").path
+        let cc = try Tools.run(Tools.which("cc") ?? "/usr/bin/cc", [
+            "-std=c11", "-D_GNU_SOURCE", "-O2", "-Wall", "-Wextra", "-Werror",
+            "-o", binary, root.appendingPathComponent("examples/two_sessions.c").path,
+            "-I", root.appendingPathComponent("Sources/CRTCShareABI/include").path,
+            "-L", libraryDir, "-lrtcshare-c", "-Wl,-rpath,\(libraryDir)", "-lpthread", "-lm",
+        ])
+        try #require(cc.status == 0, "cc: \(cc.stderr)")
+        return binary
+    }
+
+    static func receiver(port: Int, key: String, json: String, in dir: URL, name: String) throws -> BackgroundProcess {
+        try BackgroundProcess(Tools.rtcshare, [
+            "receive", "--listen", "127.0.0.1:\(port)", "--srtp-key", key, "--stats-json", json,
+            "--idle-timeout", "3", "--duration", "\(seconds + 8)",
+        ], in: dir, name: name)
+    }
+
+    @Test func twoSessionsInOneProcessReachTwoReceiversAndAThirdIsRefused() throws {
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let example = try Self.compileExample(into: dir)
+        let base = try Tools.freeUDPPorts(count: 8)
+        var rng = SystemRandomNumberGenerator()
+        let keys = (0..<2).map { _ in Data((0..<30).map { _ in UInt8.random(in: 0...255, using: &rng) }).base64EncodedString() }
+        let json = (1...2).map { dir.appendingPathComponent("rx\($0).json").path }
+        let first = try Self.receiver(port: base, key: keys[0], json: json[0], in: dir, name: "rx1")
+        let second = try Self.receiver(port: base + 4, key: keys[1], json: json[1], in: dir, name: "rx2")
+        defer { first.kill(); second.kill() }
+        usleep(300_000)
+
+        let gateway = try BackgroundProcess(example, [
+            "96", "\(Self.seconds)", "127.0.0.1:\(base)", keys[0], "127.0.0.1:\(base + 4)", keys[1],
+        ], in: dir, name: "two_sessions")
+        // Halfway through, the first receiver disappears (its port now answers ICMP unreachable).
+        usleep(UInt32(Self.seconds) * 500_000)
+        first.kill()
+        let status = gateway.wait(timeout: Double(Self.seconds) + 30)
+        let log = String(decoding: gateway.stdout, as: UTF8.self)
+        #expect(status == 0, "two_sessions: \(log)\n\(gateway.stderr)")
+        #expect(log.contains("session 3: does not fit the memory budget (-2)"), "\(log)")
+        #expect(log.contains("session 1: event 9: stopped: the host ended the meeting"), "\(log)")
+        #expect(log.contains("session 2: event 9: stopped: the host ended the meeting"), "\(log)")
+
+        #expect(second.wait(timeout: 20) == 0, "receiver 2: \(second.stderr)")
+        let report = try #require(
+            JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json[1]))) as? [String: Any])
+        let frames = report["frames"] as? Int ?? 0
+        let expected = Self.seconds * Self.fps
+        // The second session was not disturbed by the first peer going away.
+        #expect(Double(frames) >= 0.95 * Double(expected), "receiver 2 decoded \(frames) of \(expected): \(report)")
+        #expect(report["frames_out_of_order"] as? Int == 0, "\(report)")
+        #expect(report["markers_unreadable"] as? Int == 0, "\(report)")
+        #expect(report["width"] as? Int == 1280 && report["height"] as? Int == 720, "\(report)")
+        #expect((report["audio_decoded"] as? Int ?? 0) >= Self.seconds * 45, "Opus decoded: \(report)")
+        // The session's own count of what it encoded matches what its receiver decoded.
+        let summary = log.split(separator: "\n").first { $0.hasPrefix("session 2: ok;") }.map(String.init) ?? ""
+        let encoded = summary.split(separator: " ").firstIndex(of: "encoded").map {
+            Int(summary.split(separator: " ")[$0 + 1]) ?? -1
+        } ?? -1
+        #expect(Double(encoded) >= 0.95 * Double(expected) && abs(encoded - frames) <= 2, "sent \(encoded), received \(frames): \(summary)")
+    }
+}
