@@ -50,7 +50,7 @@ extension ICEAgent {
         nextPacing = now + configuration.pacing
         if state == .checking || state == .connected, remoteCredentials != nil, !triggered.isEmpty {
             let p = triggered.removeFirst()
-            let nominate = role == .controlling && nominationPair == p && pairs[p].state == .succeeded
+            let nominate = role == .controlling && nominationPair == p
             if state == .checking || nominate { sendCheck(p, useCandidate: nominate, at: now) }
             return
         }
@@ -197,9 +197,9 @@ extension ICEAgent {
         if role == .controlling {
             if useCandidate {
                 select(p, at: now)
-            } else if nominationPair == nil {
+            } else if nominationPair == nil || nominationPair == p {
                 // Regular nomination: repeat this first valid pair's check with USE-CANDIDATE, ahead
-                // of anything else queued.
+                // of anything else queued (again if a triggered check replaced the nominating one).
                 nominationPair = p
                 triggered.removeAll { $0 == p }
                 triggered.insert(p, at: 0)
