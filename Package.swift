@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "RTCShare", targets: ["RTCShare"]),
         .library(name: "RTCShareCore", targets: ["RTCShareCore"]),
         .library(name: "CCore", targets: ["CCore"]),
+        .library(name: "RTCShareICE", targets: ["RTCShareICE"]),
         // The C ABI (Sources/CRTCShareABI/include/rtcshare.h), shared and static.
         .library(name: "rtcshare-c", type: .dynamic, targets: ["RTCShareCABI"]),
         .library(name: "rtcshare-c-static", type: .static, targets: ["RTCShareCABI"]),
@@ -72,6 +73,10 @@ let package = Package(
         // No sockets and no threads here; the transport in RTCShare drives it.
         .target(name: "RTCShareRTP", dependencies: ["RTCShareCore", "RTCShareMedia", "CSRTP"]),
 
+        // STUN messages and a sans-IO ICE agent (RFC 5389/8489, 8445, 7675). Bytes and times in,
+        // datagrams to send and events out; no sockets, clock or random source inside.
+        .target(name: "RTCShareICE", dependencies: ["RTCShareCore", "COpenSSL"]),
+
         // A share: sources, the pipeline run loop, memory planning, lifecycle events.
         .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "CCore", "CXCB"]),
 
@@ -92,6 +97,7 @@ let package = Package(
         .testTarget(name: "RTCShareTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP"]),
         .testTarget(name: "InteropTests", dependencies: ["RTCShareMedia", "RTCShareRTP", "rtcshare", "rtcshare-producer", "RTCShareIO", "CXCB"]),
         .testTarget(name: "RTCShareRTPTests", dependencies: ["RTCShareRTP", "RTCShareCore", "RTCShareMedia", "COpenSSL"]),
+        .testTarget(name: "RTCShareICETests", dependencies: ["RTCShareICE"], resources: [.copy("Vectors")]),
         .testTarget(name: "RTCShareMediaTests",
                     dependencies: ["RTCShareMedia", "RTCShareCore", "CShims", "CVPX", "COpus", "CSpeexDSP"]),
     ]

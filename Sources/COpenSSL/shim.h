@@ -1,4 +1,5 @@
-// OpenSSL's libcrypto for tests only: an independent AES and HMAC-SHA1 to check libsrtp2's
-// output against the RFC 3711 / RFC 7714 computations. Not linked into any product target.
+// OpenSSL's libcrypto. Product code: HMAC-SHA1 for STUN MESSAGE-INTEGRITY (RTCShareICE).
+// Tests: an independent AES and HMAC-SHA1 to check libsrtp2's output against the RFC 3711 /
+// RFC 7714 computations.
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
