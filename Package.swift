@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "RTCShare", targets: ["RTCShare"]),
         .library(name: "RTCShareCore", targets: ["RTCShareCore"]),
         .library(name: "CCore", targets: ["CCore"]),
+        .library(name: "RTCShareWHIP", targets: ["RTCShareWHIP"]),
         .executable(name: "rtcshare", targets: ["rtcshare"]),
         .executable(name: "rtcshare-producer", targets: ["rtcshare-producer"]),
     ],
@@ -39,6 +40,8 @@ let package = Package(
                        providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "COgg", path: "Sources/COgg", pkgConfig: "ogg",
                        providers: [.apt(["libogg-dev"])]),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // Swift face of CCore: owned pools and slots as values, pixels borrowed inside closures.
         .target(name: "RTCShareCore", dependencies: ["CCore"]),
@@ -66,6 +69,12 @@ let package = Package(
         // No sockets and no threads here; the transport in RTCShare drives it.
         .target(name: "RTCShareRTP", dependencies: ["RTCShareCore", "RTCShareMedia", "CSRTP"]),
 
+        // Non-variadic wrappers over libcurl (curl_easy_setopt/getinfo) and the bounded response capture.
+        .target(name: "CCurlShims", dependencies: ["CCurl"]),
+
+        // WHIP (RFC 9725): the WebRTC offer, the strict reading of the answer, the HTTP client on libcurl.
+        .target(name: "RTCShareWHIP", dependencies: ["RTCShareRTP", "CCurl", "CCurlShims"]),
+
         // A share: sources, the pipeline run loop, memory planning, lifecycle events.
         .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "CCore", "CXCB"]),
 
@@ -81,6 +90,8 @@ let package = Package(
         .testTarget(name: "RTCShareTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP"]),
         .testTarget(name: "InteropTests", dependencies: ["RTCShareMedia", "RTCShareRTP", "rtcshare", "rtcshare-producer", "RTCShareIO", "CXCB"]),
         .testTarget(name: "RTCShareRTPTests", dependencies: ["RTCShareRTP", "RTCShareCore", "RTCShareMedia", "COpenSSL"]),
+        .testTarget(name: "RTCShareWHIPTests", dependencies: ["RTCShareWHIP", "RTCShareRTP"],
+                    exclude: ["Vectors"]),
         .testTarget(name: "RTCShareMediaTests",
                     dependencies: ["RTCShareMedia", "RTCShareCore", "CShims", "CVPX", "COpus", "CSpeexDSP"]),
     ]
