@@ -11,6 +11,7 @@ let package = Package(
         // The C ABI (Sources/CRTCShareABI/include/rtcshare.h), shared and static.
         .library(name: "rtcshare-c", type: .dynamic, targets: ["RTCShareCABI"]),
         .library(name: "rtcshare-c-static", type: .static, targets: ["RTCShareCABI"]),
+        .library(name: "RTCShareWHIP", targets: ["RTCShareWHIP"]),
         .executable(name: "rtcshare", targets: ["rtcshare"]),
         .executable(name: "rtcshare-producer", targets: ["rtcshare-producer"]),
     ],
@@ -43,6 +44,8 @@ let package = Package(
                        providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "COgg", path: "Sources/COgg", pkgConfig: "ogg",
                        providers: [.apt(["libogg-dev"])]),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // Swift face of CCore: owned pools and slots as values, pixels borrowed inside closures.
         .target(name: "RTCShareCore", dependencies: ["CCore"]),
@@ -77,6 +80,12 @@ let package = Package(
         // datagrams to send and events out; no sockets, clock or random source inside.
         .target(name: "RTCShareICE", dependencies: ["RTCShareCore", "COpenSSL"]),
 
+        // Non-variadic wrappers over libcurl (curl_easy_setopt/getinfo) and the bounded response capture.
+        .target(name: "CCurlShims", dependencies: ["CCurl"]),
+
+        // WHIP (RFC 9725): the WebRTC offer, the strict reading of the answer, the HTTP client on libcurl.
+        .target(name: "RTCShareWHIP", dependencies: ["RTCShareRTP", "CCurl", "CCurlShims"]),
+
         // A share: sources, the pipeline run loop, memory planning, lifecycle events.
         .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "CCore", "CXCB"]),
 
@@ -98,6 +107,8 @@ let package = Package(
         .testTarget(name: "InteropTests", dependencies: ["RTCShareMedia", "RTCShareRTP", "rtcshare", "rtcshare-producer", "RTCShareIO", "CXCB"]),
         .testTarget(name: "RTCShareRTPTests", dependencies: ["RTCShareRTP", "RTCShareCore", "RTCShareMedia", "COpenSSL"]),
         .testTarget(name: "RTCShareICETests", dependencies: ["RTCShareICE"], resources: [.copy("Vectors")]),
+        .testTarget(name: "RTCShareWHIPTests", dependencies: ["RTCShareWHIP", "RTCShareRTP"],
+                    exclude: ["Vectors"]),
         .testTarget(name: "RTCShareMediaTests",
                     dependencies: ["RTCShareMedia", "RTCShareCore", "CShims", "CVPX", "COpus", "CSpeexDSP"]),
     ]

@@ -14,10 +14,11 @@ import PackageDescription
 // The root package exports no product for RTCShareRTP, RTCShareMedia or RTCShareIO; its
 // `RTCShare` library product builds them all, and their modules are importable from here.
 let rtcshare: Target.Dependency = .product(name: "RTCShare", package: "rtcshare")
+let whip: Target.Dependency = .product(name: "RTCShareWHIP", package: "rtcshare")
 
 /// One libFuzzer executable per input format: each has its own coverage map, corpus and seeds.
-func harness(_ name: String) -> Target {
-    .executableTarget(name: name, dependencies: ["FuzzSupport", rtcshare], path: "Sources/\(name)")
+func harness(_ name: String, _ more: [Target.Dependency] = []) -> Target {
+    .executableTarget(name: name, dependencies: ["FuzzSupport", rtcshare] + more, path: "Sources/\(name)")
 }
 
 let package = Package(
@@ -39,6 +40,7 @@ let package = Package(
         harness("fuzz-y4m"),   // Y4MHeader
         harness("fuzz-rx"),    // JitterBuffer, NackGenerator, ReceiveStatistics
         harness("fuzz-addr"),  // SocketAddress(parsing:) (numeric hosts only: no DNS)
+        harness("fuzz-whip-answer", [whip]),  // WebRTCAnswer.parse (a WHIP server's SDP answer)
 
         // Writes the seed corpora (corpus/<harness>/) from the code's own writers.
         .executableTarget(name: "fuzz-seeds", dependencies: ["FuzzSupport", rtcshare],

@@ -1,0 +1,75 @@
+#ifndef RTCS_CURL_SHIMS_H
+#define RTCS_CURL_SHIMS_H
+
+// Non-variadic doors into libcurl for Swift, and the response capture the WHIP client uses.
+//
+// Why this exists: curl_easy_setopt and curl_easy_getinfo are variadic (and wrapped in
+// type-checking macros), which Swift cannot call; each argument type Swift needs gets a
+// fixed-signature wrapper here. The capture callbacks live in C too, so libcurl calls plain C
+// functions with a plain struct: no Swift closure or context crosses into libcurl.
+//
+// Invariants of the capture: the caller hands in the memory (two buffers of fixed capacity);
+// nothing here allocates. A response larger than a buffer is refused, not truncated: the
+// callback reports a short write, libcurl aborts the transfer with CURLE_WRITE_ERROR, and
+// `overflow` says which buffer was full. Only the last response of a transfer is kept: every
+// status line ("HTTP/…") empties both buffers, so the headers and body of followed redirects
+// and of 1xx interim responses are dropped.
+
+#include <curl/curl.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Which buffer of an `rtcs_curl_response` ran out of room.
+typedef enum rtcs_curl_overflow {
+    RTCS_CURL_OVERFLOW_NONE = 0,     ///< everything fitted
+    RTCS_CURL_OVERFLOW_HEADERS = 1,  ///< the header block was larger than `header_capacity`
+    RTCS_CURL_OVERFLOW_BODY = 2,     ///< the body was larger than `body_capacity`
+} rtcs_curl_overflow;
+
+/// The last response of a transfer: raw header lines (CRLF as received) and body bytes, in
+/// caller-owned buffers. Set `headers`/`body` and the capacities, zero the rest, then pass it
+/// to `rtcs_curl_capture`; it must stay at the same address until the transfer ends.
+typedef struct rtcs_curl_response {
+    char *headers;
+    size_t header_capacity;
+    size_t header_length;
+    char *body;
+    size_t body_capacity;
+    size_t body_length;
+    rtcs_curl_overflow overflow;
+} rtcs_curl_response;
+
+/// Points `curl`'s header and write callbacks at `response`; returns CURLE_OK, or the libcurl
+/// error (CURLE_BAD_FUNCTION_ARGUMENT for a null argument).
+CURLcode rtcs_curl_capture(CURL *curl, rtcs_curl_response *response);
+
+/// curl_easy_setopt for an option taking a long; returns CURLE_OK or the libcurl error.
+CURLcode rtcs_curl_setopt_long(CURL *curl, CURLoption option, long value);
+
+/// curl_easy_setopt for an option taking a string (libcurl copies it, except
+/// CURLOPT_POSTFIELDS: use CURLOPT_COPYPOSTFIELDS); returns CURLE_OK or the libcurl error.
+CURLcode rtcs_curl_setopt_string(CURL *curl, CURLoption option, const char *value);
+
+/// curl_easy_setopt for an option taking a pointer (a curl_slist, an error buffer of
+/// CURL_ERROR_SIZE bytes); returns CURLE_OK or the libcurl error.
+CURLcode rtcs_curl_setopt_pointer(CURL *curl, CURLoption option, void *value);
+
+/// curl_easy_getinfo for a long (CURLINFO_RESPONSE_CODE, …); returns CURLE_OK or the libcurl
+/// error (`*value` untouched).
+CURLcode rtcs_curl_getinfo_long(CURL *curl, CURLINFO info, long *value);
+
+/// curl_easy_getinfo for a double (CURLINFO_TOTAL_TIME, …); returns CURLE_OK or the error.
+CURLcode rtcs_curl_getinfo_double(CURL *curl, CURLINFO info, double *value);
+
+/// curl_easy_getinfo for a string owned by `curl` (CURLINFO_EFFECTIVE_URL, …), valid until
+/// the next transfer or cleanup; returns CURLE_OK or the libcurl error (`*value` untouched).
+CURLcode rtcs_curl_getinfo_string(CURL *curl, CURLINFO info, const char **value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,128 @@
+import CCurl
+import CCurlShims
+
+/// A libcurl easy handle performing one `HTTPRequest`, blocking the calling thread.
+///
+/// Why blocking: WHIP is four requests per share (POST, maybe PATCH, DELETE), made at the IO
+/// edge, never on the media thread; a multi handle would add a second event loop for nothing.
+///
+/// Invariants: a handle is owned (`~Copyable`) and cleaned up in `deinit`; libcurl writes the
+/// response into a bounded capture (`rtcs_curl_response`) whose buffers are allocated per
+/// request and freed before `perform` returns; nothing libcurl keeps points into Swift memory
+/// after `perform` (strings passed to setopt are copied by libcurl, the body with
+/// CURLOPT_COPYPOSTFIELDS). Only http and https are allowed, for the request and redirects.
+/// This file is the one place a `CURLcode` becomes a `WHIPError`.
+struct CurlEasy: ~Copyable {
+    /// Largest response header block read (bytes).
+    static let maximumHeaderBytes = 16 << 10
+
+    private let handle: UnsafeMutableRawPointer
+
+    /// libcurl's process-wide set-up, once, before the first handle (thread-safe through the
+    /// lazy global).
+    private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+
+    init() throws(WHIPError) {
+        guard Self.globalInit == CURLE_OK else { throw .transport("libcurl could not be initialised") }
+        guard let h = curl_easy_init() else { throw .transport("libcurl could not make a handle") }
+        handle = h
+    }
+
+    deinit { curl_easy_cleanup(handle) }
+
+    /// Performs `request` and returns the final response, whatever its status.
+    func perform(_ request: HTTPRequest) throws(WHIPError) -> HTTPResponse {
+        var headerList: UnsafeMutablePointer<curl_slist>? = nil
+        for line in request.headers { headerList = curl_slist_append(headerList, line) }
+        defer { curl_slist_free_all(headerList) }
+
+        let errorText = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorText.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        defer { errorText.deallocate() }
+
+        let capture = UnsafeMutablePointer<rtcs_curl_response>.allocate(capacity: 1)
+        let headerBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Self.maximumHeaderBytes)
+        let bodyBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, request.maximumBodyBytes))
+        capture.initialize(to: rtcs_curl_response(
+            headers: headerBuffer, header_capacity: Self.maximumHeaderBytes, header_length: 0,
+            body: bodyBuffer, body_capacity: request.maximumBodyBytes, body_length: 0,
+            overflow: RTCS_CURL_OVERFLOW_NONE))
+        defer {
+            capture.deallocate()
+            headerBuffer.deallocate()
+            bodyBuffer.deallocate()
+        }
+
+        try check(rtcs_curl_capture(handle, capture))
+        try set(CURLOPT_URL, request.url)
+        try set(CURLOPT_PROTOCOLS_STR, "http,https")
+        try set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        try set(CURLOPT_NOSIGNAL, 1)  // no SIGALRM: other threads run beside this one
+        try set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.connectTimeout * 1000))
+        try set(CURLOPT_TIMEOUT_MS, Int(request.totalTimeout * 1000))
+        try set(CURLOPT_FOLLOWLOCATION, request.maximumRedirects > 0 ? 1 : 0)
+        try set(CURLOPT_MAXREDIRS, request.maximumRedirects)
+        // 307/308 keep the method and body by definition; keep them on 301/302 too (servers
+        // that mean "go there" send those), while 303 turns into a GET as RFC 9110 says.
+        try set(CURLOPT_POSTREDIR, Int(CURL_REDIR_POST_301 | CURL_REDIR_POST_302))
+        try set(CURLOPT_USERAGENT, "rtcshare")
+        try check(rtcs_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, headerList))
+        try check(rtcs_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorText))
+        if let body = request.body {
+            try set(CURLOPT_POSTFIELDSIZE, body.utf8.count)
+            try set(CURLOPT_COPYPOSTFIELDS, body)  // sets POST; libcurl keeps its own copy
+        }
+        if request.method != (request.body == nil ? "GET" : "POST") {
+            try set(CURLOPT_CUSTOMREQUEST, request.method)
+        }
+
+        let rc = curl_easy_perform(handle)
+        if rc != CURLE_OK {
+            let r = capture.pointee
+            if rc == CURLE_WRITE_ERROR, r.overflow == RTCS_CURL_OVERFLOW_BODY {
+                throw .responseTooLarge(what: "body", limit: request.maximumBodyBytes)
+            }
+            if rc == CURLE_WRITE_ERROR, r.overflow == RTCS_CURL_OVERFLOW_HEADERS {
+                throw .responseTooLarge(what: "header block", limit: Self.maximumHeaderBytes)
+            }
+            if rc == CURLE_OPERATION_TIMEDOUT {
+                var elapsed = 0.0
+                _ = rtcs_curl_getinfo_double(handle, CURLINFO_TOTAL_TIME, &elapsed)
+                throw .timeout(seconds: elapsed)
+            }
+            let detail = errorText.pointee != 0 ? String(cString: errorText) : String(cString: curl_easy_strerror(rc))
+            let line = WHIPText.sanitised(Array(detail.utf8), hiding: request.secrets)
+            switch rc {
+            case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
+                throw .badURL(WHIPText.sanitised(Array(request.url.utf8), hiding: request.secrets))
+            case CURLE_TOO_MANY_REDIRECTS:
+                throw .transport("more than \(request.maximumRedirects) redirects")
+            default:
+                throw .transport(line)
+            }
+        }
+
+        var status = 0
+        try check(rtcs_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status))
+        var effective: UnsafePointer<CChar>? = nil
+        try check(rtcs_curl_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &effective))
+        let r = capture.pointee
+        return HTTPResponse(
+            status: status,
+            headers: HTTPHeaders(raw: UnsafeRawBufferPointer(start: r.headers, count: r.header_length)),
+            body: Array(UnsafeRawBufferPointer(start: r.body, count: r.body_length)),
+            effectiveURL: effective.map { String(cString: $0) } ?? request.url)
+    }
+
+    private func set(_ option: CURLoption, _ value: Int) throws(WHIPError) {
+        try check(rtcs_curl_setopt_long(handle, option, value))
+    }
+
+    private func set(_ option: CURLoption, _ value: String) throws(WHIPError) {
+        try check(rtcs_curl_setopt_string(handle, option, value))
+    }
+
+    private func check(_ rc: CURLcode) throws(WHIPError) {
+        guard rc == CURLE_OK else { throw .transport("libcurl: \(String(cString: curl_easy_strerror(rc)))") }
+    }
+}

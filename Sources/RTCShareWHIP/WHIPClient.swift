@@ -1,0 +1,125 @@
+/// The WHIP HTTP exchange (RFC 9725): POST the offer, PATCH trickled candidates, DELETE the
+/// session. Blocking calls on libcurl, made at the IO edge and never on the media thread.
+///
+/// What the server must do, and what happens otherwise (one `WHIPError` each):
+/// - POST answers `201 Created`, `Content-Type: application/sdp`, the answer as the body, and
+///   the session resource in `Location` (absolute or relative to the URL that answered, after
+///   307/308 redirects, which keep the method and body). A missing `Location` is an error: the
+///   session could not be ended.
+/// - 4xx/5xx carry the status and the first line of the body, sanitised and capped.
+/// - Bodies are capped (`maximumAnswerBytes`); larger ones are refused, never truncated.
+///
+/// The bearer token goes into the `Authorization` header only; every error text is scrubbed of
+/// it (a server may echo the request), and no other state keeps it.
+public struct WHIPClient: Sendable {
+    public struct Configuration: Sendable {
+        /// Seconds to set up the TCP (and TLS) connection.
+        public var connectTimeout = 5.0
+        /// Seconds for a whole POST or PATCH, redirects included.
+        public var totalTimeout = 10.0
+        /// Seconds for the DELETE at the end of a share (RFC 9725 §4.4): a stopping sender must
+        /// not hang on a slow server. At most 1.
+        public var deleteTimeout = 1.0
+        /// Redirects followed (307/308); more is an error.
+        public var maximumRedirects = 3
+        /// Largest answer (or error body) read.
+        public var maximumAnswerBytes = 64 << 10
+
+        public init() {}
+    }
+
+    /// What a PATCH achieved: the server took the fragment, or it does not do trickle ICE
+    /// (405 Method Not Allowed, 501 Not Implemented) — not an error, the offer had every
+    /// candidate already.
+    public enum PatchResult: Sendable, Equatable { case applied, unsupported }
+
+    public var configuration: Configuration
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// POSTs `offer` to the WHIP endpoint `url` and returns the server's answer and session.
+    public func publish(to url: String, offer: String, token: WHIPToken?) throws(WHIPError) -> WHIPPublication {
+        var request = makeRequest("POST", url, token: token, timeout: configuration.totalTimeout)
+        request.headers += ["Content-Type: application/sdp", "Accept: application/sdp"]
+        request.body = offer
+        request.maximumRedirects = configuration.maximumRedirects
+        let response = try CurlEasy().perform(request)
+        try requireSuccess(response, request)
+        guard response.status == 201 else {
+            throw .httpStatus(response.status, reason: "expected 201 Created")
+        }
+        guard let location = response.headers["Location"], !location.isEmpty else { throw .missingLocation }
+        let resource = try CurlURL.resolve(location, against: response.effectiveURL)
+        if let type = response.headers["Content-Type"] {
+            let mediaType = type.split(separator: ";").first.map { $0.trimmingSpaces.lowercased() } ?? ""
+            guard mediaType == "application/sdp" else {
+                throw .wrongContentType(WHIPText.sanitised(Array(type.utf8), limit: 60, hiding: request.secrets))
+            }
+        }
+        guard let answer = String(validating: response.body, as: UTF8.self), !answer.isEmpty else {
+            throw .badAnswer("the 201 body is empty or not UTF-8")
+        }
+        return WHIPPublication(answer: answer, resourceURL: resource,
+                               iceServers: WHIPICEServer.parse(linkHeaders: response.headers.values("Link")),
+                               entityTag: response.headers["ETag"])
+    }
+
+    /// PATCHes an SDP fragment (`application/trickle-ice-sdpfrag`, RFC 8840) to the session
+    /// resource: trickled candidates or an ICE restart. `entityTag` is sent as `If-Match`.
+    public func patch(resource: String, fragment: String, token: WHIPToken?,
+                      entityTag: String? = nil) throws(WHIPError) -> PatchResult {
+        var request = makeRequest("PATCH", resource, token: token, timeout: configuration.totalTimeout)
+        request.headers.append("Content-Type: application/trickle-ice-sdpfrag")
+        if let entityTag { request.headers.append("If-Match: \(try headerSafe(entityTag))") }
+        request.body = fragment
+        let response = try CurlEasy().perform(request)
+        if response.status == 405 || response.status == 501 { return .unsupported }
+        try requireSuccess(response, request)
+        return .applied
+    }
+
+    /// DELETEs the session resource, within `deleteTimeout` (capped at 1 s).
+    public func delete(resource: String, token: WHIPToken?) throws(WHIPError) {
+        let request = makeRequest("DELETE", resource, token: token, timeout: min(1, configuration.deleteTimeout))
+        let response = try CurlEasy().perform(request)
+        try requireSuccess(response, request)
+    }
+
+    private func makeRequest(_ method: String, _ url: String, token: WHIPToken?, timeout: Double) -> HTTPRequest {
+        var request = HTTPRequest(method: method, url: url, connectTimeout: min(configuration.connectTimeout, timeout),
+                                  totalTimeout: timeout, maximumRedirects: 0,
+                                  maximumBodyBytes: configuration.maximumAnswerBytes)
+        // "Expect:" stops libcurl from waiting for a 100 Continue on bodies over 1 KiB.
+        request.headers = ["Expect:"]
+        if let token {
+            request.headers.append("Authorization: Bearer \(token.secret)")
+            request.secrets = [token.secret]
+        }
+        return request
+    }
+
+    /// A 2xx passes; anything else becomes `httpStatus` with a reason from the body.
+    private func requireSuccess(_ response: HTTPResponse, _ request: HTTPRequest) throws(WHIPError) {
+        guard !(200...299).contains(response.status) else { return }
+        throw .httpStatus(response.status, reason: WHIPText.sanitised(response.body, hiding: request.secrets))
+    }
+
+    private func headerSafe(_ value: String) throws(WHIPError) -> String {
+        guard value.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else { throw .badAnswer("ETag holds a control character") }
+        return value
+    }
+}
+
+/// What a successful WHIP POST returned.
+public struct WHIPPublication: Sendable, Equatable {
+    /// The SDP answer as received (read it with `WebRTCAnswer.parse`).
+    public var answer: String
+    /// The session resource, absolute: PATCH and DELETE go here.
+    public var resourceURL: String
+    /// ICE servers from the `Link` headers, in order.
+    public var iceServers: [WHIPICEServer]
+    /// The `ETag` of the session, for `If-Match` on PATCH (RFC 9725 §4.3.1), if the server sent one.
+    public var entityTag: String?
+}

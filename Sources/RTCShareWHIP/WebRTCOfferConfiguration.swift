@@ -1,0 +1,131 @@
+import RTCShareRTP
+
+/// What goes into rtcshare's WebRTC offer: the transport (ICE credentials, DTLS fingerprint,
+/// host candidates), the streams (SSRCs, CNAME, msid), and the numbers (payload types,
+/// header extension IDs). The answer is read against the same value, so what was offered and
+/// what is accepted cannot drift apart.
+///
+/// Defaults are the numbers `--peer` uses (VP8 96, RTX 97, Opus 111, abs-send-time 2,
+/// transport-wide-cc 3, CVO 4), with the MID extension on 1.
+public struct WebRTCOfferConfiguration: Sendable, Equatable {
+    /// A host candidate of ours (RFC 8839 §5.1), UDP, component 1 (RTP and RTCP are muxed).
+    public struct Candidate: Sendable, Equatable {
+        public var foundation: String
+        public var priority: UInt32
+        /// A numeric IPv4 or IPv6 address.
+        public var address: String
+        public var port: Int
+
+        public init(address: String, port: Int, priority: UInt32, foundation: String) {
+            self.address = address
+            self.port = port
+            self.priority = priority
+            self.foundation = foundation
+        }
+
+        /// `1 1 udp 2130706431 192.0.2.1 50000 typ host`
+        public var sdpValue: String { "\(foundation) 1 udp \(priority) \(address) \(port) typ host" }
+    }
+
+    /// A video codec offered, in order of preference. Only VP8 is implemented; H.264 is a
+    /// second `Name` with its `a=fmtp` (profile-level-id, packetization-mode) when it comes.
+    public struct VideoCodec: Sendable, Equatable {
+        public enum Name: String, Sendable { case vp8 = "VP8" }
+
+        public var name: Name
+        public var payloadType: Int
+        /// The RFC 4588 retransmission payload type for this codec, nil for none.
+        public var rtxPayloadType: Int?
+
+        public init(_ name: Name, payloadType: Int, rtxPayloadType: Int?) {
+            self.name = name
+            self.payloadType = payloadType
+            self.rtxPayloadType = rtxPayloadType
+        }
+
+        public static let vp8 = VideoCodec(.vp8, payloadType: 96, rtxPayloadType: 97)
+
+        public var clockRate: Int { 90_000 }
+        /// `a=fmtp` parameters, if the codec has any (VP8 has none).
+        public var formatParameters: String? { nil }
+    }
+
+    /// The Opus stream, if audio is sent.
+    public struct Audio: Sendable, Equatable {
+        public var ssrc: UInt32
+        public var payloadType = 111
+        /// Sent as stereo (`stereo=1;sprop-stereo=1`); Opus is declared 48000/2 either way.
+        public var stereo = false
+        public var trackID = "audio"
+
+        public init(ssrc: UInt32) { self.ssrc = ssrc }
+    }
+
+    /// Header extension IDs (one-byte form, 1...14), the same in both sections (BUNDLE
+    /// requires one mapping per ID, RFC 8843 §9.1).
+    public struct ExtensionIDs: Sendable, Equatable {
+        public var mid = 1
+        public var absSendTime = 2
+        public var transportWideCC = 3
+        public var videoOrientation = 4
+
+        public init() {}
+    }
+
+    public var sessionID: UInt64
+    public var iceUfrag: String
+    public var icePwd: String
+    public var fingerprint: DTLSFingerprint
+    /// Every candidate goes into the offer (no trickle needed); the first is the default, the
+    /// one `m=` and `c=` name.
+    public var candidates: [Candidate]
+    public var cname: String
+    /// The msid stream id both tracks belong to.
+    public var streamID = "rtcshare"
+    public var videoTrackID = "screen"
+    public var videoCodecs: [VideoCodec] = [.vp8]
+    public var videoSSRC: UInt32
+    /// The RTX stream's SSRC; nil: RTX is not offered.
+    public var rtxSSRC: UInt32?
+    public var audio: Audio?
+    public var extensionIDs = ExtensionIDs()
+    /// `a=rtcp-rsize` (RFC 5506): feedback may be sent as reduced-size RTCP.
+    public var reducedSizeRTCP = true
+    /// `a=content:slides` (RFC 4796) on the video: tells the server this is a screen share.
+    public var signalsSlides = true
+
+    public init(sessionID: UInt64, iceUfrag: String, icePwd: String, fingerprint: DTLSFingerprint,
+                candidates: [Candidate], cname: String, videoSSRC: UInt32, rtxSSRC: UInt32?) {
+        self.sessionID = sessionID
+        self.iceUfrag = iceUfrag
+        self.icePwd = icePwd
+        self.fingerprint = fingerprint
+        self.candidates = candidates
+        self.cname = cname
+        self.videoSSRC = videoSSRC
+        self.rtxSSRC = rtxSSRC
+    }
+
+    /// The media identification tags (`a=mid`) of the sections, in order.
+    public static let videoMID = "0"
+    public static let audioMID = "1"
+
+    /// RTCP feedback offered for video, and for audio.
+    public static let videoFeedback = ["goog-remb", "transport-cc", "ccm fir", "nack", "nack pli"]
+    public static let audioFeedback = ["transport-cc"]
+
+    /// RFC 9143's MID header extension: which m-line an RTP packet belongs to under BUNDLE.
+    public static let midURI = "urn:ietf:params:rtp-hdrext:sdes:mid"
+
+    /// The header extensions offered for video and for audio, as (id, uri).
+    public var videoExtensions: [(id: Int, uri: String)] {
+        [(extensionIDs.mid, Self.midURI), (extensionIDs.absSendTime, AbsSendTime.uri),
+         (extensionIDs.transportWideCC, TransportSequenceNumber.uri),
+         (extensionIDs.videoOrientation, RTPVideoOrientation.uri)]
+    }
+
+    public var audioExtensions: [(id: Int, uri: String)] {
+        [(extensionIDs.mid, Self.midURI), (extensionIDs.absSendTime, AbsSendTime.uri),
+         (extensionIDs.transportWideCC, TransportSequenceNumber.uri)]
+    }
+}

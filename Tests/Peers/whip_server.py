@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""A WHIP server (RFC 9725) around aiortc, for rtcshare's tests; loopback only.
+
+    python3 whip_server.py --port-file P --summary S.json [--port N]
+
+Listens on 127.0.0.1 (port 0 = any; the chosen port is written to --port-file once it listens)
+and on SIGTERM/SIGINT writes a JSON summary to --summary and exits.
+
+Real endpoint (aiortc decodes what it receives):
+  POST   /whip/<id>               201, relative Location /whip/resource/<id>, the SDP answer
+  PATCH  /whip/resource/<id>      405 (aiortc does not take trickled candidates)
+  DELETE /whip/resource/<id>      200; counted in the summary
+Fixed replies for the HTTP client's error paths (no aiortc involved):
+  POST /status/<code>             <code> with a two-line text body (first line names the code)
+  POST /echo-auth                 401 whose body echoes the Authorization header
+  POST /no-location               201 with an SDP body and no Location
+  POST /absolute/<id>             201, absolute Location http://127.0.0.1:<port>/whip/resource/<id>
+  POST /lowercase/<id>            201, header written as "location:" (lowercase)
+  POST /echo                      201, body = the request body; Link headers with a STUN and a
+                                  TURN server; headers X-Method and X-Auth-Seen (yes/no)
+  POST /redirect/<code>/<rest>    <code> (307/308) to /<rest>
+  POST /hang                      never answers
+  POST /big                       201 with a 100 KiB body
+  GET  /summary                   the summary so far, as JSON
+
+aiortc never offers 127.0.0.1 as a host candidate (aioice skips loopback); for a loopback
+test it is given that address, and only that one.
+
+Frames: every decoded video frame's size is counted and its marker read (DESIGN.md "The test
+source and its frame marker"): two rows of 32 blocks of 8x16 px at the top left, row 1 the
+frame counter, row 2 the low 32 bits of the capture time in µs; MSB first; a block is 1 when
+its mean luma is over 128.
+"""
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+
+import aioice.ice
+from aiohttp import web
+from aiortc import RTCPeerConnection, RTCSessionDescription
+from aiortc.mediastreams import MediaStreamError
+
+aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: ["127.0.0.1"] if use_ipv4 else []
+
+log = logging.getLogger("whip")
+
+
+def read_marker(frame):
+    """(counter, capture_time) from a decoded frame, or None when a block is not clearly 0 or 1."""
+    if frame.width < 256 or frame.height < 32:
+        return None
+    y = frame.to_ndarray(format="yuv420p")[:32, :256].astype("int32")
+    rows = []
+    for r in range(2):
+        value = 0
+        for b in range(32):
+            mean = y[r * 16:(r + 1) * 16, b * 8:(b + 1) * 8].mean()
+            if 60 < mean < 190:  # neither black (16) nor white (235): not a marker
+                return None
+            value = (value << 1) | (1 if mean > 128 else 0)
+        rows.append(value)
+    return rows[0], rows[1]
+
+
+class State:
+    def __init__(self):
+        self.sessions = {}  # id -> RTCPeerConnection
+        self.summary = {
+            "posts": 0, "answers": [], "offers": [], "deletes": [], "patches": 0,
+            "video_frames": 0, "sizes": {}, "markers_read": 0, "markers": [],
+            "audio_frames": 0, "audio_sample_rates": [], "echo_bodies": [], "requests": [],
+        }
+
+    async def consume(self, track):
+        s = self.summary
+        try:
+            while True:
+                frame = await track.recv()
+                if track.kind == "video":
+                    s["video_frames"] += 1
+                    size = f"{frame.width}x{frame.height}"
+                    s["sizes"][size] = s["sizes"].get(size, 0) + 1
+                    marker = read_marker(frame)
+                    if marker is not None:
+                        s["markers_read"] += 1
+                        if len(s["markers"]) < 2000:
+                            s["markers"].append(list(marker))
+                else:
+                    s["audio_frames"] += 1
+                    if frame.sample_rate not in s["audio_sample_rates"]:
+                        s["audio_sample_rates"].append(frame.sample_rate)
+        except MediaStreamError:
+            pass
+
+
+def make_app(state, port_holder):
+    s = state.summary
+
+    async def record(request):
+        s["requests"].append({"method": request.method, "path": request.path,
+                              "auth": "Authorization" in request.headers})
+
+    async def whip_post(request):
+        await record(request)
+        sid = request.match_info["id"]
+        offer = await request.text()
+        s["posts"] += 1
+        s["offers"].append(offer)
+        if request.content_type != "application/sdp":
+            return web.Response(status=415, text="Content-Type must be application/sdp\n")
+        pc = RTCPeerConnection()
+        state.sessions[sid] = pc
+
+        @pc.on("track")
+        def on_track(track):
+            log.info("track %s", track.kind)
+            asyncio.ensure_future(state.consume(track))
+
+        try:
+            await pc.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
+            await pc.setLocalDescription(await pc.createAnswer())
+        except Exception as e:  # what aiortc refuses in an offer
+            log.info("offer refused: %s", e)
+            return web.Response(status=400, text=f"offer refused: {e}\n")
+        answer = pc.localDescription.sdp
+        s["answers"].append(answer)
+        return web.Response(status=201, text=answer, content_type="application/sdp",
+                            headers={"Location": f"/whip/resource/{sid}", "ETag": f'"{sid}-1"'})
+
+    async def resource_patch(request):
+        await record(request)
+        s["patches"] += 1
+        return web.Response(status=405, headers={"Allow": "DELETE"})
+
+    async def resource_delete(request):
+        await record(request)
+        sid = request.match_info["id"]
+        s["deletes"].append(sid)
+        log.info("DELETE %s", sid)
+        pc = state.sessions.pop(sid, None)
+        if pc is not None:
+            await pc.close()
+        return web.Response(status=200)
+
+    async def status(request):
+        await record(request)
+        code = int(request.match_info["code"])
+        return web.Response(status=code, text=f"status {code} from the test server\r\nsecond line\n")
+
+    async def echo_auth(request):
+        await record(request)
+        return web.Response(status=401, text=f"bad credentials: {request.headers.get('Authorization', '')}\n")
+
+    async def no_location(request):
+        await record(request)
+        return web.Response(status=201, text="v=0\r\n", content_type="application/sdp")
+
+    async def absolute(request):
+        await record(request)
+        sid = request.match_info["id"]
+        return web.Response(status=201, text="v=0\r\n", content_type="application/sdp",
+                            headers={"Location": f"http://127.0.0.1:{port_holder[0]}/whip/resource/{sid}"})
+
+    async def lowercase(request):
+        await record(request)
+        sid = request.match_info["id"]
+        response = web.Response(status=201, text="v=0\r\n", content_type="application/sdp")
+        response.headers["location"] = f"resource/{sid}"  # relative to /lowercase/<id>
+        return response
+
+    async def echo(request):
+        await record(request)
+        body = await request.text()
+        s["echo_bodies"].append(body)
+        response = web.Response(status=201, text=body, content_type="application/sdp",
+                                headers={"Location": "/whip/resource/echo",
+                                         "X-Method": request.method,
+                                         "X-Auth-Seen": "yes" if "Authorization" in request.headers else "no"})
+        response.headers.add("Link", '<stun:127.0.0.1:3478>; rel="ice-server"')
+        response.headers.add("Link", '<turn:127.0.0.1:3478?transport=udp>; rel="ice-server"; '
+                                     'username="user"; credential="pass word"; credential-type="password", '
+                                     '<https://example.invalid/doc>; rel="help"')
+        return response
+
+    async def redirect(request):
+        await record(request)
+        code = int(request.match_info["code"])
+        return web.Response(status=code, headers={"Location": "/" + request.match_info["rest"]})
+
+    async def hang(request):
+        await record(request)
+        await asyncio.sleep(3600)
+        return web.Response(status=500)
+
+    async def big(request):
+        await record(request)
+        return web.Response(status=201, text="a" * (100 << 10), content_type="application/sdp",
+                            headers={"Location": "/whip/resource/big"})
+
+    async def summary(request):
+        return web.json_response(s)
+
+    app = web.Application()
+    app.add_routes([
+        web.post("/whip/{id}", whip_post),
+        web.patch("/whip/resource/{id}", resource_patch),
+        web.delete("/whip/resource/{id}", resource_delete),
+        web.patch("/lowercase/resource/{id}", resource_patch),
+        web.delete("/lowercase/resource/{id}", resource_delete),
+        web.post("/status/{code}", status),
+        web.post("/echo-auth", echo_auth),
+        web.post("/no-location", no_location),
+        web.post("/absolute/{id}", absolute),
+        web.post("/lowercase/{id}", lowercase),
+        web.post("/echo", echo),
+        web.post("/redirect/{code}/{rest:.*}", redirect),
+        web.post("/hang", hang),
+        web.post("/big", big),
+        web.get("/summary", summary),
+    ])
+    return app
+
+
+async def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--port-file", required=True)
+    parser.add_argument("--summary", required=True)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
+
+    state = State()
+    port_holder = [0]
+    runner = web.AppRunner(make_app(state, port_holder), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", args.port)
+    await site.start()
+    port_holder[0] = site._server.sockets[0].getsockname()[1]
+    with open(args.port_file + ".tmp", "w") as f:
+        f.write(f"{port_holder[0]}\n")
+    os.replace(args.port_file + ".tmp", args.port_file)
+    log.info("listening on 127.0.0.1:%d", port_holder[0])
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+
+    async def watch_parent(parent):  # the test process died without stopping us: stop too
+        while os.getppid() == parent:
+            await asyncio.sleep(0.5)
+        stop.set()
+
+    asyncio.ensure_future(watch_parent(os.getppid()))
+    await stop.wait()
+    for pc in list(state.sessions.values()):
+        await pc.close()
+    with open(args.summary, "w") as f:
+        json.dump(state.summary, f, indent=1)
+    await runner.cleanup()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+@testable import RTCShareWHIP
+
+/// The HTTP client against the Python server on 127.0.0.1: statuses, Location forms,
+/// redirects, Link headers, limits, and the token kept out of every error.
+@Suite struct WHIPClientTests {
+    static let secret = "s3cr3t-T0KEN-value"
+    let token = try! WHIPToken(WHIPClientTests.secret)
+
+    /// The error a call throws, or nil.
+    func error(_ body: () throws -> Void) -> WHIPError? {
+        do { try body(); return nil } catch { return error as? WHIPError }
+    }
+
+    /// Every text form of an error lacks the token.
+    func expectNoToken(_ e: WHIPError?, sourceLocation: SourceLocation = #_sourceLocation) {
+        guard let e else { Issue.record("no error", sourceLocation: sourceLocation); return }
+        for text in [e.description, String(describing: e), String(reflecting: e), "\(e)"] {
+            #expect(!text.contains(Self.secret), "token in '\(text)'", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func relativeLocationIsResolvedAgainstTheEndpoint() throws {
+        let s = try WHIPTestServer.get()
+        let p = try WHIPClient().publish(to: s.base + "/echo", offer: "v=0\r\n", token: token)
+        #expect(p.resourceURL == s.base + "/whip/resource/echo")
+        #expect(p.answer == "v=0\r\n")
+    }
+
+    @Test func absoluteLocationIsKept() throws {
+        let s = try WHIPTestServer.get()
+        let p = try WHIPClient().publish(to: s.base + "/absolute/a1", offer: "v=0\r\n", token: nil)
+        #expect(p.resourceURL == "http://127.0.0.1:\(s.port)/whip/resource/a1")
+    }
+
+    @Test func lowercaseLocationHeaderIsFoundAndResolvedRelativeToThePath() throws {
+        let s = try WHIPTestServer.get()
+        let p = try WHIPClient().publish(to: s.base + "/lowercase/l1", offer: "v=0\r\n", token: nil)
+        #expect(p.resourceURL == s.base + "/lowercase/resource/l1")
+        try WHIPClient().delete(resource: p.resourceURL, token: nil)
+        let deletes = try #require(try s.summary()["deletes"] as? [String])
+        #expect(deletes.contains("l1"))
+    }
+
+    @Test(arguments: [307, 308])
+    func redirectIsFollowedKeepingMethodBodyAndToken(code: Int) throws {
+        let s = try WHIPTestServer.get()
+        let body = "v=0\r\n" + String(repeating: "a=x-padding:0123456789\r\n", count: 100) + "a=x-redirect:\(code)\r\n"
+        let p = try WHIPClient().publish(to: s.base + "/redirect/\(code)/echo", offer: body, token: token)
+        #expect(p.answer == body)  // /echo answers with what it was POSTed
+        #expect(p.resourceURL == s.base + "/whip/resource/echo")
+        let requests = try #require(try s.summary()["requests"] as? [[String: Any]])
+        let echoed = requests.last { $0["path"] as? String == "/echo" }
+        #expect(echoed?["method"] as? String == "POST")
+        #expect(echoed?["auth"] as? Bool == true)  // same host and port: the token goes along
+    }
+
+    @Test func linkHeadersGiveTheICEServers() throws {
+        let s = try WHIPTestServer.get()
+        let p = try WHIPClient().publish(to: s.base + "/echo", offer: "v=0\r\n", token: nil)
+        #expect(p.iceServers == [
+            WHIPICEServer(kind: .stun, url: "stun:127.0.0.1:3478"),
+            WHIPICEServer(kind: .turn, url: "turn:127.0.0.1:3478?transport=udp", username: "user", credential: "pass word"),
+        ])
+        #expect(p.iceServers.map(\.isUsed) == [true, false])
+        #expect(!p.iceServers[1].description.contains("pass word"))
+        #expect(p.iceServers[1].description.contains("not used"))
+    }
+
+    @Test(arguments: [401, 403, 404, 500, 503])
+    func errorStatusCarriesTheFirstLineOfTheBody(code: Int) throws {
+        let s = try WHIPTestServer.get()
+        let e = error { _ = try WHIPClient().publish(to: s.base + "/status/\(code)", offer: "v=0\r\n", token: token) }
+        #expect(e == .httpStatus(code, reason: "status \(code) from the test server"))
+        expectNoToken(e)
+    }
+
+    @Test func anEchoedTokenIsRedactedFromTheReason() throws {
+        let s = try WHIPTestServer.get()
+        let e = error { _ = try WHIPClient().publish(to: s.base + "/echo-auth", offer: "v=0\r\n", token: token) }
+        #expect(e == .httpStatus(401, reason: "bad credentials: Bearer <redacted>"))
+        expectNoToken(e)
+    }
+
+    @Test func createdWithoutLocationIsAnError() throws {
+        let s = try WHIPTestServer.get()
+        let e = error { _ = try WHIPClient().publish(to: s.base + "/no-location", offer: "v=0\r\n", token: token) }
+        #expect(e == .missingLocation)
+        expectNoToken(e)
+    }
+
+    @Test func aServerThatNeverAnswersTimesOut() throws {
+        let s = try WHIPTestServer.get()
+        var client = WHIPClient()
+        client.configuration.totalTimeout = 0.5
+        let start = Date()
+        let e = error { _ = try client.publish(to: s.base + "/hang", offer: "v=0\r\n", token: token) }
+        let elapsed = Date().timeIntervalSince(start)
+        guard case let .timeout(seconds)? = e else { Issue.record("expected a timeout, got \(String(describing: e))"); return }
+        #expect(seconds >= 0.45 && elapsed < 2)
+        #expect(e!.description.hasPrefix("WHIP request timed out after 0.5"))
+        expectNoToken(e)
+    }
+
+    @Test func aRefusedConnectionIsATransportError() throws {
+        // Port 1 on loopback: nothing listens there (and binding it needs root, which tests avoid).
+        let e = error { _ = try WHIPClient().publish(to: "http://127.0.0.1:1/whip/x", offer: "v=0\r\n", token: token) }
+        guard case .transport? = e else { Issue.record("expected transport, got \(String(describing: e))"); return }
+        expectNoToken(e)
+    }
+
+    @Test func anOversizedAnswerIsRefused() throws {
+        let s = try WHIPTestServer.get()
+        let e = error { _ = try WHIPClient().publish(to: s.base + "/big", offer: "v=0\r\n", token: nil) }
+        #expect(e == .responseTooLarge(what: "body", limit: 64 << 10))
+    }
+
+    @Test func onlyHTTPURLsAreRequested() {
+        let e = error { _ = try WHIPClient().publish(to: "file:///etc/passwd", offer: "v=0\r\n", token: nil) }
+        #expect(e == .badURL("file:///etc/passwd"))
+    }
+
+    @Test func patchAnswered405IsUnsupportedNotAnError() throws {
+        let s = try WHIPTestServer.get()
+        let result = try WHIPClient().patch(resource: s.base + "/whip/resource/p1",
+                                            fragment: "a=end-of-candidates\r\n", token: token, entityTag: "\"p1-1\"")
+        #expect(result == .unsupported)
+    }
+
+    @Test func deleteOfAnUnknownResourceReportsTheStatus() throws {
+        let s = try WHIPTestServer.get()
+        let e = error { try WHIPClient().delete(resource: s.base + "/nothing/here", token: token) }
+        guard case .httpStatus(404, _)? = e else { Issue.record("expected 404, got \(String(describing: e))"); return }
+        expectNoToken(e)
+    }
+}
