@@ -66,6 +66,10 @@ let package = Package(
         // No sockets and no threads here; the transport in RTCShare drives it.
         .target(name: "RTCShareRTP", dependencies: ["RTCShareCore", "RTCShareMedia", "CSRTP"]),
 
+        // Every libssl/libcrypto call of the product: OpenSSL macros, variadic calls and the C
+        // callbacks DTLS needs (datagram BIO, fingerprint check, timer), behind rtcs_ssl_*.
+        .target(name: "CDTLSShims", dependencies: ["COpenSSL"]),
+
         // A share: sources, the pipeline run loop, memory planning, lifecycle events.
         .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "CCore", "CXCB"]),
 
