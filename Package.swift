@@ -70,6 +70,10 @@ let package = Package(
         // callbacks DTLS needs (datagram BIO, fingerprint check, timer), behind rtcs_ssl_*.
         .target(name: "CDTLSShims", dependencies: ["COpenSSL"]),
 
+        // DTLS-SRTP, sans-IO: certificate and fingerprint, the handshake over datagrams the
+        // caller carries, SRTP master keys for RTCShareRTP.
+        .target(name: "RTCShareDTLS", dependencies: ["CDTLSShims", "RTCShareRTP"]),
+
         // A share: sources, the pipeline run loop, memory planning, lifecycle events.
         .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "CCore", "CXCB"]),
 
@@ -85,6 +89,7 @@ let package = Package(
         .testTarget(name: "RTCShareTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP"]),
         .testTarget(name: "InteropTests", dependencies: ["RTCShareMedia", "RTCShareRTP", "rtcshare", "rtcshare-producer", "RTCShareIO", "CXCB"]),
         .testTarget(name: "RTCShareRTPTests", dependencies: ["RTCShareRTP", "RTCShareCore", "RTCShareMedia", "COpenSSL"]),
+        .testTarget(name: "RTCShareDTLSTests", dependencies: ["RTCShareDTLS", "RTCShareRTP"]),
         .testTarget(name: "RTCShareMediaTests",
                     dependencies: ["RTCShareMedia", "RTCShareCore", "CShims", "CVPX", "COpus", "CSpeexDSP"]),
     ]
