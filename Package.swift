@@ -85,6 +85,13 @@ let package = Package(
 
         // WHIP (RFC 9725): the WebRTC offer, the strict reading of the answer, the HTTP client on libcurl.
         .target(name: "RTCShareWHIP", dependencies: ["RTCShareRTP", "CCurl", "CCurlShims"]),
+        // Every libssl/libcrypto call of the product: OpenSSL macros, variadic calls and the C
+        // callbacks DTLS needs (datagram BIO, fingerprint check, timer), behind rtcs_ssl_*.
+        .target(name: "CDTLSShims", dependencies: ["COpenSSL"]),
+
+        // DTLS-SRTP, sans-IO: certificate and fingerprint, the handshake over datagrams the
+        // caller carries, SRTP master keys for RTCShareRTP.
+        .target(name: "RTCShareDTLS", dependencies: ["CDTLSShims", "RTCShareRTP"]),
 
         // A share: sources, the pipeline run loop, memory planning, lifecycle events.
         .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "CCore", "CXCB"]),
@@ -109,6 +116,7 @@ let package = Package(
         .testTarget(name: "RTCShareICETests", dependencies: ["RTCShareICE"], resources: [.copy("Vectors")]),
         .testTarget(name: "RTCShareWHIPTests", dependencies: ["RTCShareWHIP", "RTCShareRTP"],
                     exclude: ["Vectors"]),
+        .testTarget(name: "RTCShareDTLSTests", dependencies: ["RTCShareDTLS", "RTCShareRTP"]),
         .testTarget(name: "RTCShareMediaTests",
                     dependencies: ["RTCShareMedia", "RTCShareCore", "CShims", "CVPX", "COpus", "CSpeexDSP"]),
     ]
