@@ -30,7 +30,7 @@ import RTCShareRTP
         #expect(throws: RTPError.self) { try srtpRoundTrip(packet, key: aKeys.local, peerKey: aKeys.remote) }
     }
 
-    @Test func gcmIsPreferredWhenBothOfferBoth() throws {
+    @Test func theServersPreferenceDecidesTheProfile() throws {
         let ids = Identities()
         var client = try ids.transport(.client)
         var server = try ids.transport(.server, profiles: [.aesCM128HmacSHA1_80, .aeadAES128GCM])
