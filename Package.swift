@@ -84,7 +84,7 @@ let package = Package(
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
 
         // WHIP (RFC 9725): the WebRTC offer, the strict reading of the answer, the HTTP client on libcurl.
-        .target(name: "RTCShareWHIP", dependencies: ["RTCShareRTP", "CCurl", "CCurlShims"]),
+        .target(name: "RTCShareWHIP", dependencies: ["RTCShareRTP", "RTCShareDTLS", "CCurl", "CCurlShims"]),
         // Every libssl/libcrypto call of the product: OpenSSL macros, variadic calls and the C
         // callbacks DTLS needs (datagram BIO, fingerprint check, timer), behind rtcs_ssl_*.
         .target(name: "CDTLSShims", dependencies: ["COpenSSL"]),
@@ -94,7 +94,8 @@ let package = Package(
         .target(name: "RTCShareDTLS", dependencies: ["CDTLSShims", "RTCShareRTP"]),
 
         // A share: sources, the pipeline run loop, memory planning, lifecycle events.
-        .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "CCore", "CXCB"]),
+        .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "RTCShareICE",
+                                                 "RTCShareDTLS", "RTCShareWHIP", "CCore", "CXCB"]),
 
         // The C ABI: rtcshare.h and its defaults in C, the functions in Swift over ShareAgent.
         .target(name: "CRTCShareABI"),
@@ -114,7 +115,7 @@ let package = Package(
         .testTarget(name: "InteropTests", dependencies: ["RTCShareMedia", "RTCShareRTP", "rtcshare", "rtcshare-producer", "RTCShareIO", "CXCB"]),
         .testTarget(name: "RTCShareRTPTests", dependencies: ["RTCShareRTP", "RTCShareCore", "RTCShareMedia", "COpenSSL"]),
         .testTarget(name: "RTCShareICETests", dependencies: ["RTCShareICE"], resources: [.copy("Vectors")]),
-        .testTarget(name: "RTCShareWHIPTests", dependencies: ["RTCShareWHIP", "RTCShareRTP"],
+        .testTarget(name: "RTCShareWHIPTests", dependencies: ["RTCShareWHIP", "RTCShareRTP", "RTCShareDTLS"],
                     exclude: ["Vectors"]),
         .testTarget(name: "RTCShareDTLSTests", dependencies: ["RTCShareDTLS", "RTCShareRTP"]),
         .testTarget(name: "RTCShareMediaTests",

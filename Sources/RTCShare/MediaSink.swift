@@ -64,6 +64,9 @@ public struct SinkRequests: Sendable, Equatable {
     public var videoFractionLost: UInt8?
     /// When the sink next wants `service` (reports to send); nil: no timer of its own.
     public var nextWakeup: MediaTime?
+    /// Media just started to flow to a receiver that has seen nothing (a connection came up):
+    /// the next frame must be a keyframe, whatever the keyframe rate limit says.
+    public var mediaStarted = false
 
     public init(keyframe: Bool = false, bitrateCeilingKbps: Int? = nil, videoFractionLost: UInt8? = nil,
                 nextWakeup: MediaTime? = nil) {
@@ -92,6 +95,8 @@ public protocol MediaSink: AnyObject {
     /// Descriptors feedback arrives on; the run loop wakes and calls `service` when one is
     /// readable (none for files).
     var descriptors: [Int32] { get }
+    /// One-line notices for the user gathered since the last call (connected, a peer left).
+    func takeNotices() -> [String]
 }
 
 extension MediaSink {
@@ -99,4 +104,5 @@ extension MediaSink {
     public func service(at now: MediaTime) throws(ShareError) -> SinkRequests { SinkRequests() }
     public var transportStats: TransportStats? { nil }
     public var descriptors: [Int32] { [] }
+    public func takeNotices() -> [String] { [] }
 }

@@ -37,6 +37,7 @@ public final class ShareAgent: @unchecked Sendable {
 
     private let session: ShareSession
     private let peer: PeerSink?
+    private let whip: WHIPSink?
     private let pushSource: PushSource?
     private let body: () throws(ShareError) -> ShareStats
     private let reservation: ProcessBudget.Reservation?
@@ -56,14 +57,23 @@ public final class ShareAgent: @unchecked Sendable {
         self.configuration = configuration
         var share = configuration.share
         if let processBudget { share.memoryCapBytes = processBudget.availableBytes + MemoryPlanner.runtimeBytes }
-        if case .peer(let peer) = configuration.transport {
+        switch configuration.transport {
+        case .none:
+            break
+        case .peer(let peer):
             share.outputBudgetBytes = PeerSink.budgetBytes(peer)
             share.outputHeapBytes = PeerSink.heapBytes(peer)
+        case .whip(let whip):
+            share.outputBudgetBytes = WHIPSink.budgetBytes(whip)
+            share.outputHeapBytes = WHIPSink.heapBytes(whip)
+            // Pixels are turned at the source: not every server keeps CVO.
+            share.signalsOrientation = false
         }
         let session = ShareSession(configuration: share, onEvent: onEvent)
         self.session = session
         let notice: @Sendable (String) -> Void = { onEvent(.notice($0)) }
 
+        var whipSink: WHIPSink?
         func assemble<S: VideoSource>(_ source: S, _ share: ShareConfiguration) throws(ShareError)
             -> (MemoryPlan, String?, PeerSink?, ProcessBudget.Reservation?, () throws(ShareError) -> ShareStats)
         {
@@ -90,10 +100,18 @@ public final class ShareAgent: @unchecked Sendable {
                 }
             }
             var peerSink: PeerSink?
-            if case .peer(let peer) = configuration.transport {
+            switch configuration.transport {
+            case .none:
+                break
+            case .peer(let peer):
                 let sink = try PeerSink(configuration: peer, budget: budget)
                 sinks.append(sink)
                 peerSink = sink
+            case .whip(let whip):
+                let sink = try WHIPSink(configuration: whip, budget: budget)
+                for line in sink.negotiated { notice("WHIP: \(line)") }
+                sinks.append(sink)
+                whipSink = sink
             }
             let run: () throws(ShareError) -> ShareStats = { [sinks, audio] () throws(ShareError) in
                 try session.run(source: source, budget: budget, plan: plan, sinks: sinks, audio: audio)
@@ -137,6 +155,7 @@ public final class ShareAgent: @unchecked Sendable {
         }
         (plan, audioName, peer, reservation, body) = parts
         pushSource = push
+        whip = whipSink
     }
 
     deinit {
@@ -148,7 +167,10 @@ public final class ShareAgent: @unchecked Sendable {
 
     /// The transport's figures (packets, RTT, loss, NACKs) for `.peer` transports; read it once the
     /// share has finished (while it runs, the progress events carry them).
-    public var transportStats: TransportStats? { peer?.transportStats }
+    public var transportStats: TransportStats? { peer?.transportStats ?? whip?.transportStats }
+
+    /// The WHIP session's resource URL, for `.whip` transports.
+    public var whipResource: String? { whip?.resourceURL }
 
     /// The peer the share sends to, for `.peer` transports.
     public var peerAddress: SocketAddress? { peer?.configuration.videoPeer }
@@ -244,4 +266,6 @@ public enum ShareTransport: Sendable {
     case none
     /// RTP/SRTP with RTCP to one receiver (`--peer`).
     case peer(PeerConfiguration)
+    /// Published into a WebRTC server over WHIP (`--whip`): ICE, DTLS-SRTP, one socket.
+    case whip(WHIPConfiguration)
 }

@@ -174,6 +174,7 @@ public final class ShareSession: Sendable {
         var restartsSeen = 0
         var heartbeatsSeen = 0
         var paused = false
+        var keyframeNow = false
         var reason = FinishReason.stopped
 
         func encodeKept(at now: MediaTime, mediaTimestamp: UInt32, forceKeyframe: Bool,
@@ -201,7 +202,12 @@ public final class ShareSession: Sendable {
             if let interval = configuration.keyframeInterval, let last = lastKeyframeAt, now - last >= interval {
                 wantsKeyframe = true
             }
-            if wantsKeyframe { encoder.requestKeyframe(nowMicroseconds: now.microseconds) }
+            if keyframeNow {
+                encoder.forceKeyframe(nowMicroseconds: now.microseconds)
+                keyframeNow = false
+            } else if wantsKeyframe {
+                encoder.requestKeyframe(nowMicroseconds: now.microseconds)
+            }
             var sendError: ShareError?
             func encodeSlot(_ slot: borrowing FrameSlot) throws(MediaError) -> Bool {
                 try encoder.encode(slot) { frame in
@@ -318,6 +324,8 @@ public final class ShareSession: Sendable {
                 var sinkWakeup: MediaTime? = nil
                 for sink in sinks {
                     let requests = try sink.service(at: now)
+                    for line in sink.takeNotices() { onEvent(.notice(line)) }
+                    if requests.mediaStarted { keyframeNow = true }
                     if requests.keyframe {
                         if paused { keyframeRequested.store(true, ordering: .releasing) } else {
                             try handle(pacer.keyframeRequested(at: now), at: now)

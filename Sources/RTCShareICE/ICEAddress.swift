@@ -20,6 +20,12 @@ public struct ICEAddress: Hashable, Sendable, CustomStringConvertible {
     let low: UInt64
     public var port: UInt16
 
+    /// The IPv4 address in host byte order; nil for IPv6.
+    public var ipv4: UInt32? { family == .ipv4 ? UInt32(truncatingIfNeeded: low) : nil }
+
+    /// The IPv6 address as two halves in host byte order; nil for IPv4.
+    public var ipv6: (high: UInt64, low: UInt64)? { family == .ipv6 ? (high, low) : nil }
+
     /// Bytes of the address on the wire: 4 or 16.
     public var addressSize: Int { family == .ipv4 ? 4 : 16 }
 

@@ -66,6 +66,9 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
     let tieBreaker: UInt64
     var locals: [LocalCandidate] = []
     var remotes: [ICECandidate] = []
+
+    /// The peer's candidates known so far (from its description, and peer-reflexive ones).
+    public var remoteCandidates: [ICECandidate] { remotes }
     var pairs: [CandidatePair] = []
     var transactions: [Transaction] = []
     var triggered: [Int] = []

@@ -2,10 +2,15 @@ import Glibc
 
 /// An IPv4 or IPv6 address and port, as the socket calls take it.
 public struct SocketAddress: Sendable, Equatable, CustomStringConvertible {
-    fileprivate var storage = sockaddr_storage()
-    fileprivate var length: socklen_t = 0
+    var storage = sockaddr_storage()
+    var length: socklen_t = 0
 
-    fileprivate init() {}
+    init() {}
+
+    /// An empty address of `family` (AF_INET or AF_INET6) with its length set.
+    init(family: Int32) {
+        length = socklen_t(family == AF_INET ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size)
+    }
 
     /// `host:port` or `[v6-host]:port`. The host is a literal address or a name, resolved once
     /// here (getaddrinfo); the port is 1...65535. Errors are one line naming the input.

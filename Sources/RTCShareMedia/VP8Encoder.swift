@@ -179,6 +179,13 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         return .accepted
     }
 
+    /// Makes the next frame a keyframe whatever the rate limit says: media just started to flow
+    /// to a receiver that has seen nothing (a WebRTC connection came up).
+    public mutating func forceKeyframe(nowMicroseconds now: Int64) {
+        lastAcceptedRequestMicroseconds = now
+        keyframePending = true
+    }
+
     /// Whether the next frame will be forced to be a keyframe.
     public var keyframeWillBeForced: Bool {
         if keyframePending { return true }

@@ -46,6 +46,8 @@ public struct SenderRequests: Sendable, Equatable {
     public var videoFractionLost: UInt8?
     /// The receiver said goodbye (RTCP BYE for every stream it reported on).
     public var peerLeft = false
+    /// Media just started to flow (keys arrived): the receiver needs a keyframe now.
+    public var mediaStarted = false
 
     public init(keyframe: Bool = false, bitrateCeilingKbps: Int? = nil, videoFractionLost: UInt8? = nil,
                 peerLeft: Bool = false) {
@@ -74,8 +76,30 @@ public struct RTPSenderConfiguration: Sendable {
     public var retransmitBurstBytes = 256 << 10
     /// Wall clock minus monotonic clock at start, in microseconds: RTCP's NTP timestamps.
     public var wallClockOffsetMicroseconds: Int64 = 0
+    /// SSRCs and CNAME announced before the sender exists (a WebRTC offer names them); nil:
+    /// drawn from the generator.
+    public var identity: RTPSenderIdentity?
 
     public init() {}
+}
+
+/// The SSRCs and CNAME a sender uses, when they must be known before it is made.
+public struct RTPSenderIdentity: Sendable, Equatable {
+    public var videoSSRC: UInt32
+    public var rtxSSRC: UInt32
+    public var audioSSRC: UInt32
+    public var cname: String
+
+    /// Fresh random values (SSRC 0 avoided, all three distinct).
+    public init(using rng: inout some RandomNumberGenerator) {
+        var ssrcs: [UInt32] = []
+        while ssrcs.count < 3 {
+            let s = UInt32.random(in: 1...UInt32.max, using: &rng)
+            if !ssrcs.contains(s) { ssrcs.append(s) }
+        }
+        (videoSSRC, rtxSSRC, audioSSRC) = (ssrcs[0], ssrcs[1], ssrcs[2])
+        cname = String((0..<16).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement(using: &rng)! })
+    }
 }
 
 public final class RTPSender {
@@ -117,12 +141,20 @@ public final class RTPSender {
                 random: some RandomNumberGenerator) throws(RTPError) {
         self.configuration = configuration
         var rng: any RandomNumberGenerator = random
-        cname = String((0..<16).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement(using: &rng)! })
-        video = RTPStream(payloadType: configuration.videoPayloadType, clockRate: 90_000, using: &rng)
+        let identity = configuration.identity ?? RTPSenderIdentity(using: &rng)
+        cname = identity.cname
+        video = RTPStream(ssrc: identity.videoSSRC, payloadType: configuration.videoPayloadType, clockRate: 90_000,
+                          initialSequenceNumber: UInt16.random(in: 0...UInt16.max, using: &rng),
+                          timestampOffset: UInt32.random(in: 0...UInt32.max, using: &rng))
         audio = configuration.audioPayloadType.map {
-            RTPStream(payloadType: $0, clockRate: OpusPayload.clockRate, using: &rng)
+            RTPStream(ssrc: identity.audioSSRC, payloadType: $0, clockRate: OpusPayload.clockRate,
+                      initialSequenceNumber: UInt16.random(in: 0...UInt16.max, using: &rng),
+                      timestampOffset: UInt32.random(in: 0...UInt32.max, using: &rng))
         }
-        rtx = configuration.rtxPayloadType.map { RTXPacketizer(payloadType: $0, using: &rng) }
+        rtx = configuration.rtxPayloadType.map {
+            RTXPacketizer(ssrc: identity.rtxSSRC, payloadType: $0,
+                          initialSequenceNumber: UInt16.random(in: 0...UInt16.max, using: &rng))
+        }
         transportSequence = UInt16.random(in: 0...UInt16.max, using: &rng)
         self.random = rng
         extensionMap = try RTPExtensionMap(

@@ -1,3 +1,4 @@
+import RTCShareDTLS
 import RTCShareRTP
 
 /// The server's SDP answer to rtcshare's offer, read strictly and reduced to what it accepted
@@ -165,7 +166,7 @@ extension WebRTCAnswer {
         guard !fingerprintValues.isEmpty else { throw .badAnswer("has no a=fingerprint; DTLS could not be authenticated") }
         var fingerprints: [DTLSFingerprint] = []
         for value in fingerprintValues {
-            guard let f = DTLSFingerprint(sdpValue: value) else {
+            guard let f = try? DTLSFingerprint(attributeValue: value) else {
                 throw .badAnswer("a=fingerprint is not a known hash with a digest of its length")
             }
             fingerprints.append(f)

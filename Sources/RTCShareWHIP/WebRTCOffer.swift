@@ -1,3 +1,4 @@
+import RTCShareDTLS
 import RTCShareRTP
 
 /// rtcshare's WebRTC offer (JSEP, RFC 8829) for a WHIP POST: a pure function of a
@@ -84,7 +85,7 @@ public enum WebRTCOffer {
         m.add("end-of-candidates")
         m.add("ice-ufrag", c.iceUfrag)
         m.add("ice-pwd", c.icePwd)
-        m.add("fingerprint", c.fingerprint.sdpValue)
+        m.add("fingerprint", c.fingerprint.attributeValue)
         m.add("setup", "actpass")
         m.add("mid", mid)
         for e in extensions { m.add("extmap", "\(e.id) \(e.uri)") }

@@ -1,3 +1,4 @@
+import RTCShareDTLS
 import RTCShareRTP
 
 /// What goes into rtcshare's WebRTC offer: the transport (ICE credentials, DTLS fingerprint,

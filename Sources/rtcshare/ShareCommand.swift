@@ -8,10 +8,12 @@ import RTCShareMedia
 struct ShareCommand: CommandLineCommand {
     static let name = "share"
     static let abstract = "Capture, turn upright, encode and send (default command)."
-    static let groupTitles = ["peer": "Sending to a peer", "output": "Local output and reporting"]
+    static let groupTitles = ["peer": "Sending to a peer", "whip": "Publishing to a WebRTC server (WHIP)",
+                              "output": "Local output and reporting"]
 
     var options = ShareOptions()
     var peer = PeerOptions()
+    var whip = WHIPOptions()
     var output: String?
     var audioOutput: String?
     var duration: Double?
@@ -21,6 +23,7 @@ struct ShareCommand: CommandLineCommand {
     static var options: [OptionSpec<ShareCommand>] {
         ShareOptions.options.map { $0.lifted(into: \.options) }
         + PeerOptions.options.map { $0.lifted(into: \.peer) }
+        + WHIPOptions.options.map { $0.lifted(into: \.whip) }
         + [
             .option("output", \.output, value: "file.ivf", help: "Write the VP8 stream to an IVF file."),
             .option("audio-output", \.audioOutput, value: "file.ogg", help: "Write the Opus audio to an Ogg Opus file (.ogg or .opus)."),
@@ -35,11 +38,13 @@ struct ShareCommand: CommandLineCommand {
         try options.validate()
         try peer.validate()
         try peer.validateForSending()
+        try whip.validate()
+        if whip.whip != nil, peer.peer != nil { throw ValidationError("give --peer or --whip, not both") }
         if let duration, !(duration > 0 && duration <= 366 * 86_400) {
             throw ValidationError("--duration must be a positive number of seconds")
         }
-        guard output != nil || peer.peer != nil || audioOutput != nil else {
-            throw ValidationError("nothing to send to: give --peer HOST:PORT or --output FILE.ivf (--whip is not available yet)")
+        guard output != nil || peer.peer != nil || whip.whip != nil || audioOutput != nil else {
+            throw ValidationError("nothing to send to: give --whip URL, --peer HOST:PORT or --output FILE.ivf")
         }
         if let audioOutput {
             guard options.audioInput != nil else {
@@ -71,6 +76,14 @@ struct ShareCommand: CommandLineCommand {
         agentConfiguration.share = configuration
         agentConfiguration.source = options.sourceChoice
         agentConfiguration.transport = peerConfiguration.map { .peer($0) } ?? .none
+        do {
+            if let whipConfiguration = try whip.configuration(audio: configuration.audio != nil,
+                                                              framesPerSecond: configuration.framesPerSecond) {
+                agentConfiguration.transport = .whip(whipConfiguration)
+            }
+        } catch {
+            log.fail(error.description)
+        }
         let agent: ShareAgent
         do {
             agent = try ShareAgent(configuration: agentConfiguration) { event in log.event(event) }

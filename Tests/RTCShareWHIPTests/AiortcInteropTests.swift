@@ -1,3 +1,4 @@
+import RTCShareDTLS
 import Foundation
 import Testing
 import RTCShareRTP
@@ -30,7 +31,7 @@ import RTCShareRTP
         #expect(a.audio?.codec.name.lowercased() == "opus")
         #expect(a.setup == .active)
         #expect(!a.iceLite)
-        #expect(a.fingerprints.first?.hashFunction == "sha-256")
+        #expect(a.fingerprints.first?.hashFunction == .sha256)
         #expect(a.candidates.contains { $0.contains("127.0.0.1") })
         print("aiortc answer kept: video \(a.video.codec.name)/\(a.video.codec.payloadType) rtx \(a.video.rtxPayloadType.map(String.init) ?? "-") fb \(a.video.feedback) ext \(a.video.extensions.map(\.uri)); audio \(a.audio.map { "\($0.codec.name)/\($0.codec.payloadType) ext \($0.extensions.map(\.uri))" } ?? "rejected")")
         print("aiortc answer dropped: \(a.dropped)")

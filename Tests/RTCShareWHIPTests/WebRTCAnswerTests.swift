@@ -1,3 +1,4 @@
+import RTCShareDTLS
 import Foundation
 import Testing
 import RTCShareRTP
@@ -35,7 +36,7 @@ import RTCShareRTP
         #expect(a.audio?.extensions == [.init(id: 1, uri: WebRTCOfferConfiguration.midURI)])
         #expect(a.setup == .active && !a.iceLite)
         #expect(a.iceUfrag == "Mx65" && a.icePwd == "Vf7D4sydXn8W8aFLc4chKs")
-        #expect(a.fingerprints.map(\.hashFunction) == ["sha-256", "sha-384", "sha-512"])
+        #expect(a.fingerprints.map(\.hashFunction) == [.sha256, .sha384, .sha512])
         #expect(a.fingerprints[0].digest.prefix(3) == [0x84, 0xF0, 0xA3])
         #expect(a.candidates == ["16572de626da4e5384a0ce2d0d93678a 1 udp 2130706431 127.0.0.1 36392 typ host"])
         #expect(a.endOfCandidates && a.connectionAddress == "127.0.0.1")

@@ -1,3 +1,4 @@
+import RTCShareDTLS
 import Testing
 import RTCShareRTP
 @testable import RTCShareWHIP
@@ -5,7 +6,7 @@ import RTCShareRTP
 @Suite struct WebRTCOfferTests {
     @Test func writesTheLinesOfASendonlyBundledOffer() {
         let text = WebRTCOffer.text(WHIPTestOffer.configuration())
-        let fp = WHIPTestOffer.configuration().fingerprint.sdpValue
+        let fp = WHIPTestOffer.configuration().fingerprint.attributeValue
         let transport = """
             c=IN IP4 127.0.0.1\r
             a=candidate:1 1 udp 2130706431 127.0.0.1 50000 typ host\r
@@ -106,12 +107,12 @@ import RTCShareRTP
     }
 
     @Test func fingerprintRoundTripsThroughItsSDPValue() throws {
-        let f = DTLSFingerprint(sha256: WHIPTestOffer.digest)
-        #expect(f.sdpValue.hasPrefix("sha-256 00:07:0E:15:"))
-        #expect(DTLSFingerprint(sdpValue: f.sdpValue) == f)
-        #expect(DTLSFingerprint(sdpValue: f.sdpValue.lowercased()) == f)
-        #expect(DTLSFingerprint(sdpValue: "sha-256 00:07") == nil)          // too short
-        #expect(DTLSFingerprint(sdpValue: "md5 " + Array(repeating: "00", count: 16).joined(separator: ":")) == nil)
-        #expect(DTLSFingerprint(sdpValue: f.sdpValue.replacing("00:", with: "0G:")) == nil)
+        let f = try DTLSFingerprint(hashFunction: .sha256, digest: WHIPTestOffer.digest)
+        #expect(f.attributeValue.hasPrefix("sha-256 00:07:0E:15:"))
+        #expect(try DTLSFingerprint(attributeValue: f.attributeValue) == f)
+        #expect(try DTLSFingerprint(attributeValue: f.attributeValue.lowercased()) == f)
+        #expect((try? DTLSFingerprint(attributeValue: "sha-256 00:07")) == nil)          // too short
+        #expect((try? DTLSFingerprint(attributeValue: "md5 " + Array(repeating: "00", count: 16).joined(separator: ":"))) == nil)
+        #expect((try? DTLSFingerprint(attributeValue: f.attributeValue.replacing("00:", with: "0G:"))) == nil)
     }
 }

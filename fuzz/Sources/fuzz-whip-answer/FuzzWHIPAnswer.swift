@@ -11,6 +11,7 @@
 // Input: the bytes as UTF-8 (invalid sequences become U+FFFD, as the HTTP client's
 // String(validating:) would refuse them instead; both paths end in the same parser).
 
+import RTCShareDTLS
 import FuzzSupport
 import RTCShareRTP
 import RTCShareWHIP
@@ -23,7 +24,7 @@ enum FuzzWHIPAnswer {
 private let offer: WebRTCOfferConfiguration = {
     var c = WebRTCOfferConfiguration(
         sessionID: 1, iceUfrag: "rtcs", icePwd: "abcdefghijklmnopqrstuvwx",
-        fingerprint: DTLSFingerprint(sha256: [UInt8](repeating: 7, count: 32)),
+        fingerprint: try! DTLSFingerprint(hashFunction: .sha256, digest: [UInt8](repeating: 7, count: 32)),
         candidates: [.init(address: "127.0.0.1", port: 50000, priority: 2_130_706_431, foundation: "1")],
         cname: "c", videoSSRC: 1, rtxSSRC: 2)
     c.audio = .init(ssrc: 3)
@@ -62,7 +63,7 @@ public func fuzzWHIPAnswer(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     }
     fuzzCheck(!answer.fingerprints.isEmpty, "accepted without a fingerprint")
     for f in answer.fingerprints {
-        fuzzCheck(DTLSFingerprint(sdpValue: f.sdpValue) == f, "fingerprint does not round-trip")
+        fuzzCheck((try? DTLSFingerprint(attributeValue: f.attributeValue)) == f, "fingerprint does not round-trip")
     }
     fuzzCheck(answer.setup == .active || answer.setup == .passive, "setup")
     fuzzCheck((4...256).contains(answer.iceUfrag.utf8.count) && (22...256).contains(answer.icePwd.utf8.count), "ICE credentials")

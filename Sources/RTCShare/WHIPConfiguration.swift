@@ -1,0 +1,31 @@
+import RTCShareIO
+import RTCShareWHIP
+
+/// How `--whip URL` publishes: where, with which credentials, which RTP features it offers.
+public struct WHIPConfiguration: Sendable {
+    /// The WHIP endpoint (http:// or https://).
+    public var url: String
+    /// The bearer token, if the endpoint wants one (never logged).
+    public var token: WHIPToken?
+    /// The local address the session's one UDP socket binds (nil: every IPv4 interface, each
+    /// offered as a host candidate).
+    public var bindAddress: SocketAddress?
+    /// Largest UDP payload, SRTP, DTLS and extensions included.
+    public var mtu = 1200
+    /// Bytes of sent video kept for retransmission.
+    public var historyBytes = 512 << 10
+    /// Whether an audio section is offered (an Opus stream).
+    public var sendsAudio = false
+    /// The share's frame rate (for the status line; the offer does not carry it).
+    public var framesPerSecond: Int?
+    /// ICE: no usable pair within this long ends the share with a clear error.
+    public var connectTimeoutSeconds = 10
+    /// The HTTP exchange: connect and total timeouts.
+    public var httpConnectTimeoutSeconds = 5.0
+    public var httpTotalTimeoutSeconds = 10.0
+
+    public init(url: String, token: WHIPToken? = nil) {
+        self.url = url
+        self.token = token
+    }
+}

@@ -1,0 +1,267 @@
+import RTCShareCore
+import RTCShareDTLS
+import RTCShareICE
+import RTCShareIO
+import RTCShareMedia
+import RTCShareRTP
+import RTCShareWHIP
+
+/// `--whip URL`: the share published into a WebRTC server (RFC 9725). Making the sink does the
+/// signalling, before the first frame: one UDP socket, an ECDSA certificate, ICE credentials,
+/// the offer POSTed with the bearer token, the answer read strictly. Then the pipeline drives
+/// the sans-IO `WebRTCTransport` (ICE, DTLS-SRTP, the RTP send core) through this edge: the
+/// socket, the clock, address conversion. At the end: RTCP BYE, DTLS close_notify, and the
+/// WHIP resource DELETEd (within a second).
+public final class WHIPSink: MediaSink {
+    public let name: String
+    public let configuration: WHIPConfiguration
+    /// What the server accepted and dropped of the offer, one entry each (for the log).
+    public let negotiated: [String]
+    public let resourceURL: String
+
+    private let socket: UDPSocket
+    private let transport: WebRTCTransport<SystemRandomNumberGenerator>
+    private let client: WHIPClient
+    private let inbox: UnsafeMutableRawBufferPointer
+    private var destination: (ICEAddress, SocketAddress)?
+    private var started = false
+    private var deleted = false
+    private let createdAt: MediaTime
+    private var reportedConnection = false
+    /// Lines for the log once something happened (connected, with how long it took).
+    public private(set) var notices: [String] = []
+
+    /// Bytes of the history and its index, from the budget.
+    public static func budgetBytes(_ configuration: WHIPConfiguration) -> Int {
+        RTPSender.budgetBytes(historyBytes: configuration.historyBytes)
+    }
+
+    /// What the sink takes outside the budget: libsrtp2 with its NSS backend (2.5 MiB, as for
+    /// `--peer`), OpenSSL's libssl and one DTLS association, libcurl, the ICE agent's pairs.
+    /// Measured as the peak-RSS difference of a WHIP share over a `--peer` share of the same
+    /// picture: about 3 MiB on top of the SRTP figure.
+    public static func heapBytes(_ configuration: WHIPConfiguration) -> Int { (5 << 19) + (3 << 20) }
+
+    public init(configuration: WHIPConfiguration, budget: MemoryBudget) throws(ShareError) {
+        self.configuration = configuration
+        createdAt = MonotonicClock.now()
+        var rng = SystemRandomNumberGenerator()
+
+        // One socket for STUN, DTLS and SRTP.
+        do {
+            socket = try UDPSocket(bindingTo: configuration.bindAddress ?? SocketAddress(parsing: "0.0.0.0:1").with(port: 0))
+        } catch {
+            throw .output("WHIP: cannot open a UDP socket: \(error)")
+        }
+        let port = socket.localAddress.port
+        let bound = socket.localAddress
+        let hostAddresses = bound.ipv4 == 0 ? SocketAddress.interfaceAddresses(port: port) : [bound]
+        guard !hostAddresses.isEmpty else { throw .output("WHIP: no IPv4 interface to offer a candidate on") }
+
+        // Identity: DTLS certificate, ICE credentials, SSRCs.
+        let certificate: DTLSCertificate
+        do { certificate = try DTLSCertificate() } catch { throw .output("WHIP: certificate: \(error)") }
+        let fingerprint = certificate.fingerprint(.sha256)
+        var iceConfiguration = ICEConfiguration()
+        iceConfiguration.connectTimeout = .seconds(Int64(configuration.connectTimeoutSeconds))
+        var ice = ICEAgent(configuration: iceConfiguration, random: SystemRandomNumberGenerator())
+        var offerCandidates: [WebRTCOfferConfiguration.Candidate] = []
+        for (index, address) in hostAddresses.enumerated() {
+            guard let ipv4 = address.ipv4 else { continue }
+            let candidate = ice.addHostCandidate(ICEAddress(ipv4: ipv4, port: UInt16(port)),
+                                                 localPreference: UInt16(65_535 - index))
+            offerCandidates.append(.init(address: address.host, port: port, priority: candidate.priority,
+                                         foundation: candidate.foundation))
+        }
+        let identity = RTPSenderIdentity(using: &rng)
+        var offer = WebRTCOfferConfiguration(
+            sessionID: UInt64.random(in: 1...UInt64(Int64.max), using: &rng),
+            iceUfrag: ice.localCredentials.ufrag, icePwd: ice.localCredentials.password,
+            fingerprint: fingerprint, candidates: offerCandidates, cname: identity.cname,
+            videoSSRC: identity.videoSSRC, rtxSSRC: identity.rtxSSRC)
+        if configuration.sendsAudio { offer.audio = .init(ssrc: identity.audioSSRC) }
+
+        // The exchange.
+        var http = WHIPClient.Configuration()
+        http.connectTimeout = configuration.httpConnectTimeoutSeconds
+        http.totalTimeout = configuration.httpTotalTimeoutSeconds
+        client = WHIPClient(configuration: http)
+        let publication: WHIPPublication
+        let answer: WebRTCAnswer
+        do {
+            publication = try client.publish(to: configuration.url, offer: WebRTCOffer.text(offer), token: configuration.token)
+            answer = try WebRTCAnswer.parse(publication.answer, offer: offer)
+        } catch {
+            throw .output("WHIP \(configuration.url): \(error)")
+        }
+        resourceURL = publication.resourceURL
+        name = "whip \(configuration.url)"
+        // From here on a failure also ends the session the server made for us.
+        let client = self.client, token = configuration.token, resource = publication.resourceURL
+        func abandon(_ error: ShareError) -> ShareError {
+            try? client.delete(resource: resource, token: token)
+            return error
+        }
+        negotiated = Self.describe(answer) + publication.iceServers.filter { !$0.isUsed }.map { "ICE server \($0) not used yet" }
+
+        // ICE towards the answer's candidates.
+        do {
+            ice.setRemoteCredentials(try ICECredentials(ufrag: answer.iceUfrag, password: answer.icePwd))
+        } catch {
+            throw abandon(.output("WHIP: the answer's ICE credentials: \(error)"))
+        }
+        for value in answer.candidates { _ = try? ice.addRemoteCandidate(sdpAttribute: "candidate:" + value) }
+        guard !ice.remoteCandidates.isEmpty else {
+            throw abandon(.output("WHIP: the answer has no UDP candidate rtcshare can use"))
+        }
+
+        // DTLS in the role the answer leaves us, checked against its fingerprint.
+        let dtls: DTLSTransport
+        do {
+            let remote = Self.fingerprint(of: answer)
+            dtls = try DTLSTransport(certificate: certificate, configuration: DTLSConfiguration(
+                role: answer.setup == .active ? .server : .client, remoteFingerprint: remote, mtu: configuration.mtu))
+        } catch {
+            throw abandon(.output("WHIP: DTLS: \(error)"))
+        }
+
+        // The RTP send core with what the answer kept.
+        var wire = RTPSenderConfiguration()
+        wire.mtu = configuration.mtu
+        wire.protection = .awaitingKeys
+        wire.identity = identity
+        wire.videoPayloadType = UInt8(answer.video.codec.payloadType)
+        wire.rtxPayloadType = answer.video.rtxPayloadType.map { UInt8($0) }
+        wire.audioPayloadType = answer.audio.map { UInt8($0.codec.payloadType) }
+        wire.absSendTimeID = answer.video.extensionID(for: AbsSendTime.uri).map { UInt8($0) }
+        wire.transportSequenceID = answer.video.extensionID(for: TransportSequenceNumber.uri).map { UInt8($0) }
+        wire.videoOrientationID = nil  // pixels are turned at the source: not every server keeps CVO
+        wire.historyBytes = configuration.historyBytes
+        wire.wallClockOffsetMicroseconds = WallClock.nowMicroseconds() - MonotonicClock.now().microseconds
+        let sender: RTPSender
+        do {
+            sender = try RTPSender(configuration: wire, budget: budget, random: SystemRandomNumberGenerator())
+        } catch {
+            if case .outOfMemory = error { throw abandon(.doesNotFit("\(error)")) }
+            throw abandon(.invalidConfiguration("RTP: \(error)"))
+        }
+        transport = WebRTCTransport(ice: ice, dtls: dtls, sender: sender)
+        inbox = .allocate(byteCount: WebRTCTransport<SystemRandomNumberGenerator>.maximumDatagramBytes
+                          + SRTPProfile.requiredTailroom, alignment: 16)
+    }
+
+    deinit { inbox.deallocate() }
+
+    /// The answer's fingerprint rtcshare checks the server's certificate against (sha-256
+    /// preferred, else the first it can verify).
+    private static func fingerprint(of answer: WebRTCAnswer) -> DTLSFingerprint {
+        answer.fingerprints.first { $0.hashFunction == .sha256 } ?? answer.fingerprints[0]
+    }
+
+    private static func describe(_ answer: WebRTCAnswer) -> [String] {
+        var lines = ["video \(answer.video.codec.name)/\(answer.video.codec.payloadType)"
+                     + (answer.video.rtxPayloadType.map { " rtx/\($0)" } ?? "")
+                     + "; feedback: " + answer.video.feedback.joined(separator: ", ")
+                     + "; extensions: " + answer.video.extensions.map(\.uri).joined(separator: ", ")]
+        if let audio = answer.audio { lines.append("audio \(audio.codec.name)/\(audio.codec.payloadType)") }
+        lines.append("setup \(answer.setup.rawValue)\(answer.iceLite ? ", ice-lite" : "")")
+        if !answer.dropped.isEmpty { lines.append("not kept: " + answer.dropped.joined(separator: "; ")) }
+        return lines
+    }
+
+    public var descriptors: [Int32] { [socket.descriptor] }
+    public var transportStats: TransportStats? { transport.sender.stats }
+    public var state: WebRTCState { transport.state }
+
+    private static func iceAddress(_ address: SocketAddress) -> ICEAddress? {
+        if let v4 = address.ipv4 { return ICEAddress(ipv4: v4, port: UInt16(truncatingIfNeeded: address.port)) }
+        if let v6 = address.ipv6 { return ICEAddress(ipv6High: v6.high, low: v6.low, port: UInt16(truncatingIfNeeded: address.port)) }
+        return nil
+    }
+
+    private func socketAddress(_ address: ICEAddress) -> SocketAddress {
+        if let cached = destination, cached.0 == address { return cached.1 }
+        let converted: SocketAddress
+        if let v4 = address.ipv4 {
+            converted = SocketAddress(ipv4: v4, port: Int(address.port))
+        } else {
+            let v6 = address.ipv6!
+            converted = SocketAddress(ipv6High: v6.high, low: v6.low, port: Int(address.port))
+        }
+        destination = (address, converted)
+        return converted
+    }
+
+    private func transmit(_ bytes: UnsafeRawBufferPointer, _ to: ICEAddress) {
+        if case .sent = socket.send(bytes, to: socketAddress(to)) { return }
+        transport.sender.transmitFailed()
+    }
+
+    private func startIfNeeded(_ now: MediaTime) {
+        guard !started else { return }
+        started = true
+        transport.start(at: now, transmit: transmit)
+    }
+
+    public func send(video frame: OutgoingVideoFrame) throws(ShareError) {
+        let now = MonotonicClock.now()
+        startIfNeeded(now)
+        do {
+            try transport.sendVideo(frame.bytes, mediaTimestamp: frame.mediaTimestamp, orientation: frame.orientation,
+                                    at: now, transmit: transmit)
+        } catch {
+            throw .pipeline("RTP video: \(error)")
+        }
+    }
+
+    public func send(audio packet: OutgoingAudioPacket) throws(ShareError) {
+        let now = MonotonicClock.now()
+        startIfNeeded(now)
+        do {
+            try transport.sendAudio(packet.bytes, mediaTimestamp: packet.mediaTimestamp, samples: packet.samples,
+                                    at: now, transmit: transmit)
+        } catch {
+            throw .pipeline("RTP audio: \(error)")
+        }
+    }
+
+    public func service(at now: MediaTime) throws(ShareError) -> SinkRequests {
+        startIfNeeded(now)
+        for _ in 0..<64 {
+            let buffer = UnsafeMutableRawBufferPointer(rebasing: inbox[0..<WebRTCTransport<SystemRandomNumberGenerator>.maximumDatagramBytes])
+            guard case .datagram(let count, let from) = socket.receive(into: buffer) else { break }
+            guard let source = Self.iceAddress(from) else { continue }
+            transport.handle(datagram: inbox, count: count, from: source, at: now, transmit: transmit)
+        }
+        transport.tick(at: now, transmit: transmit)
+        if case .failed(let why) = transport.state { throw .output(why) }
+        if !reportedConnection, let connected = transport.dtlsConnectedAt {
+            reportedConnection = true
+            let ice = transport.iceConnectedAt.map { "ICE \(($0 - createdAt).microseconds / 1000) ms, " } ?? ""
+            notices.append("WHIP: connected (\(ice)DTLS-SRTP \(transport.srtpProfile?.name ?? "?") at \((connected - createdAt).microseconds / 1000) ms) via \(transport.ice.selectedPair.map { "\($0)" } ?? "?")")
+        }
+        let wanted = transport.takeRequests()
+        var requests = SinkRequests(keyframe: wanted.keyframe, bitrateCeilingKbps: wanted.bitrateCeilingKbps,
+                                    videoFractionLost: wanted.videoFractionLost, nextWakeup: transport.nextDeadline)
+        requests.mediaStarted = wanted.mediaStarted
+        return requests
+    }
+
+    /// Takes the notices gathered since the last call.
+    public func takeNotices() -> [String] {
+        defer { notices = [] }
+        return notices
+    }
+
+    public func finish(_ reason: FinishReason) throws(ShareError) {
+        transport.close(at: MonotonicClock.now(), transmit: transmit)
+        deleteResource()
+    }
+
+    /// DELETE the WHIP resource once (the server tears the session down).
+    public func deleteResource() {
+        guard !deleted else { return }
+        deleted = true
+        try? client.delete(resource: resourceURL, token: configuration.token)
+    }
+}

@@ -1,0 +1,71 @@
+import RTCShare
+import RTCShareIO
+import RTCShareWHIP
+
+/// Options of `--whip URL`: publishing into a WebRTC server (ICE, DTLS-SRTP, WHIP).
+struct WHIPOptions: CommandLineOptions {
+    var whip: String?
+    var token: String?
+    var tokenFile: String?
+    var whipBind: String?
+    var iceTimeout = 10
+
+    static var options: [OptionSpec<WHIPOptions>] {
+        let d = WHIPOptions()
+        return [
+            .option("whip", \.whip, value: "url",
+                    help: "Publish into this WHIP endpoint (RFC 9725): ICE, DTLS-SRTP, VP8 + Opus."),
+            .option("token", \.token, value: "token", help: "Bearer token for the WHIP endpoint (prefer --token-file)."),
+            .option("token-file", \.tokenFile, value: "file", help: "Read the WHIP bearer token from this file (kept off the command line)."),
+            .option("whip-bind", \.whipBind, value: "host:port",
+                    help: "Bind the session's UDP socket here (default: every IPv4 interface, a random port)."),
+            .option("ice-timeout", \.iceTimeout, value: "seconds",
+                    help: "Give up when no ICE path to the server works within this long.", defaults: d),
+        ]
+    }
+
+    func validate() throws(ValidationError) {
+        guard let whip else {
+            for (given, name) in [(token != nil, "--token"), (tokenFile != nil, "--token-file"),
+                                  (whipBind != nil, "--whip-bind")] where given {
+                throw ValidationError("\(name) needs --whip URL")
+            }
+            return
+        }
+        guard whip.hasPrefix("http://") || whip.hasPrefix("https://") else {
+            throw ValidationError("--whip must be an http:// or https:// URL, not '\(whip)'")
+        }
+        guard !(token != nil && tokenFile != nil) else { throw ValidationError("give --token or --token-file, not both") }
+        if let whipBind {
+            do { _ = try SocketAddress(parsing: whipBind.hasSuffix(":0") ? String(whipBind.dropLast(2)) + ":1" : whipBind) } catch {
+                throw ValidationError("--whip-bind: \(error)")
+            }
+        }
+        guard (1...120).contains(iceTimeout) else { throw ValidationError("--ice-timeout must be 1...120 seconds") }
+    }
+
+    /// The WHIP settings (nil without `--whip`); reads the token file.
+    func configuration(audio: Bool, framesPerSecond: Int) throws(ValidationError) -> WHIPConfiguration? {
+        guard let whip else { return nil }
+        var c = WHIPConfiguration(url: whip)
+        do {
+            if let token { c.token = try WHIPToken(token) }
+            if let tokenFile { c.token = try WHIPToken.read(fromFile: tokenFile) }
+        } catch {
+            throw ValidationError("\(tokenFile != nil ? "--token-file" : "--token"): \(error)")
+        }
+        if let whipBind {
+            do {
+                let port = whipBind.hasSuffix(":0")
+                c.bindAddress = try SocketAddress(parsing: port ? String(whipBind.dropLast(2)) + ":1" : whipBind)
+                if port { c.bindAddress = c.bindAddress?.with(port: 0) }
+            } catch {
+                throw ValidationError("--whip-bind: \(error)")
+            }
+        }
+        c.sendsAudio = audio
+        c.framesPerSecond = framesPerSecond
+        c.connectTimeoutSeconds = iceTimeout
+        return c
+    }
+}
