@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 // Coverage-guided fuzzing (libFuzzer + AddressSanitizer) of the parsers that read untrusted
 // input: RTP/RTCP/VP8 from the network, SDP, the IPC producer protocol, Y4M headers, peer
-// addresses. A package of its own, like bench/, so the product never links libFuzzer.
+// addresses, STUN messages and ICE candidates. A package of its own, like bench/, so the product never links libFuzzer.
 //
 // The sanitizer flags are NOT set here: they must reach the root package's targets too (the
 // parsers are what needs coverage instrumentation), and settings in this manifest only apply
@@ -15,6 +15,7 @@ import PackageDescription
 // `RTCShare` library product builds them all, and their modules are importable from here.
 let rtcshare: Target.Dependency = .product(name: "RTCShare", package: "rtcshare")
 let whip: Target.Dependency = .product(name: "RTCShareWHIP", package: "rtcshare")
+let ice: Target.Dependency = .product(name: "RTCShareICE", package: "rtcshare")
 
 /// One libFuzzer executable per input format: each has its own coverage map, corpus and seeds.
 func harness(_ name: String, _ more: [Target.Dependency] = []) -> Target {
@@ -41,9 +42,11 @@ let package = Package(
         harness("fuzz-rx"),    // JitterBuffer, NackGenerator, ReceiveStatistics
         harness("fuzz-addr"),  // SocketAddress(parsing:) (numeric hosts only: no DNS)
         harness("fuzz-whip-answer", [whip]),  // WebRTCAnswer.parse (a WHIP server's SDP answer)
+        harness("fuzz-stun", [ice]),       // STUNMessage + integrity/fingerprint checks + looksLikeSTUN
+        harness("fuzz-candidate", [ice]),  // ICECandidate (a=candidate) + ICEAddress
 
         // Writes the seed corpora (corpus/<harness>/) from the code's own writers.
-        .executableTarget(name: "fuzz-seeds", dependencies: ["FuzzSupport", rtcshare],
+        .executableTarget(name: "fuzz-seeds", dependencies: ["FuzzSupport", rtcshare, ice],
                           path: "Sources/fuzz-seeds"),
     ]
 )

@@ -73,7 +73,8 @@ public struct ICECandidate: Hashable, Sendable, CustomStringConvertible {
         if text.hasPrefix("a=") { text = text.dropFirst(2) }
         guard text.hasPrefix("candidate:") else { throw .invalidCandidate("does not start with candidate:") }
         text = text.dropFirst("candidate:".count)
-        let fields = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" })
+        // CR LF is one Character (one grapheme cluster), equal to neither "\r" nor "\n".
+        let fields = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" })
         guard fields.count >= 8 else { throw .invalidCandidate("\(fields.count) fields, at least 8 needed") }
         let foundation = fields[0]
         guard (1...32).contains(foundation.utf8.count), foundation.utf8.allSatisfy(ICECredentials.isIceChar) else {

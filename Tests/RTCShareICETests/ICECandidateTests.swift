@@ -29,6 +29,15 @@ import Testing
         #expect(try ICECandidate.parse(sdpAttribute: c.sdpAttribute) == c)
     }
 
+    @Test func lineEndingsSeparateFields() throws {
+        // fuzz-candidate: a line with its SDP line ending was refused ("typ relay\r\n" read
+        // as type "relay\r\n"), since CR LF is a single Character.
+        let c = try #require(try ICECandidate.parse(sdpAttribute: "candidate:r 1 udp 2 :: 3 typ relay"))
+        #expect(try ICECandidate.parse(sdpAttribute: "a=candidate:r 1 udp 2 :: 3 typ relay\r\n") == c)
+        #expect(try ICECandidate.parse(sdpAttribute: "candidate:r 1 udp 2 :: 3 typ relay\n") == c)
+        #expect(try ICECandidate.parse(sdpAttribute: "candidate:r\r\n1\r\nudp 2 :: 3 typ relay") == c)
+    }
+
     @Test func ignoresTCPAndNamesRefusesBrokenLines() throws {
         #expect(try ICECandidate.parse(sdpAttribute: "candidate:1 1 TCP 2128609279 10.0.0.1 9 typ host tcptype active") == nil)
         #expect(try ICECandidate.parse(sdpAttribute: "candidate:1 1 udp 2122260223 3f1d.local 5000 typ host") == nil)

@@ -1,6 +1,7 @@
 // Writes the generated part of the seed corpora, corpus/<harness>/gen-*.bin, with the code's own
-// writers (RTPHeader, RTPExtensionValues, VP8FramePlan, RTCP writers, IPCMessage), so the seeds
-// are well formed by construction and follow the code when the formats change. Deterministic:
+// writers (RTPHeader, RTPExtensionValues, VP8FramePlan, RTCP writers, IPCMessage, STUNMessage,
+// ICECandidate), so the seeds are well formed by construction and follow the code when the
+// formats change. The RFC 5769 STUN vectors are read from the ICE tests' Vectors/*.hex. Deterministic:
 // running it again rewrites the same bytes.
 //
 //   fuzz/.build/debug/fuzz-seeds fuzz/corpus        (run.sh --seeds does this)
@@ -11,6 +12,7 @@
 
 import FuzzSupport
 import RTCShareCore
+import RTCShareICE
 import RTCShareMedia
 import RTCShareRTP
 #if canImport(Glibc)
@@ -47,6 +49,8 @@ enum FuzzSeeds {
             for (name, bytes) in try rtpSeeds() { put("fuzz-rtp", name, bytes) }
             for (name, bytes) in try vp8Seeds() { put("fuzz-vp8", name, bytes) }
             for (name, bytes) in try rtcpSeeds() { put("fuzz-rtcp", name, bytes) }
+            for (name, bytes) in try stunSeeds() { put("fuzz-stun", name, bytes) }
+            for (name, text) in try candidateSeeds() { put("fuzz-candidate", name, Array(text.utf8)) }
         } catch {
             print("fuzz-seeds: \(error)")
             exit(1)
@@ -326,5 +330,106 @@ func addrSeeds() -> [(String, String)] {
         ("v6-scope", "[fe80::1%lo]:47900"),
         ("v4-short", "10.1:65535"),
         ("name", "localhost:5004"),
+    ]
+}
+
+// MARK: - STUN and ICE candidates
+
+enum SeedError: Error { case cannotRead(String), badHex(String) }
+
+/// Tests/RTCShareICETests/Vectors/<name>.hex of this checkout: hex byte pairs, `#` comments
+/// (the format the ICE tests read).
+func stunVector(_ name: String) throws -> [UInt8] {
+    let source = "\(#filePath)"
+    guard let range = source.ranges(of: "/fuzz/Sources/fuzz-seeds/").last else {
+        throw SeedError.cannotRead(source)
+    }
+    let path = source[..<range.lowerBound] + "/Tests/RTCShareICETests/Vectors/\(name).hex"
+    guard let f = fopen(String(path), "rb") else { throw SeedError.cannotRead(String(path)) }
+    defer { fclose(f) }
+    var text: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, f) }
+        if n == 0 { break }
+        text += chunk[..<n]
+    }
+    var bytes: [UInt8] = []
+    for line in String(decoding: text, as: UTF8.self).split(separator: "\n") {
+        let data = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        for token in data.split(separator: " ") {
+            guard let b = UInt8(token, radix: 16) else { throw SeedError.badHex("\(name): \(token)") }
+            bytes.append(b)
+        }
+    }
+    return bytes
+}
+
+func stunMessage(_ m: STUNMessage, key: [UInt8]? = nil, fingerprint: Bool = false) throws -> [UInt8] {
+    var out = [UInt8](repeating: 0, count: m.size(integrity: key != nil, fingerprint: fingerprint))
+    _ = try out.withUnsafeMutableBytes { (b: UnsafeMutableRawBufferPointer) throws in
+        try m.write(into: b, integrityKey: key, fingerprint: fingerprint)
+    }
+    return out
+}
+
+func stunSeeds() throws -> [(String, [UInt8])] {
+    let key = Array("VOkJxbRl1RmTxUk/WvJxBt".utf8)
+    let id = STUNTransactionID(high: 0x0102_0304, low: 0x0506_0708_090A_0B0C)
+    let v4 = ICEAddress(ipv4: 0xC000_0201, port: 32853)
+    let v6 = ICEAddress(ipv6High: 0x2001_0DB8_1234_5678, low: 0x0011_2233_4455_6677, port: 32853)
+    // A nominating check as the controlling agent sends it.
+    let check = STUNMessage(type: .bindingRequest, transactionID: id,
+                            attributes: [.username("remoteUfrag:localUfrag"), .priority(0x6E00_01FF),
+                                         .iceControlling(0x932F_F9B1_5126_3B36), .useCandidate])
+    let success = STUNMessage(type: .bindingSuccess, transactionID: id,
+                              attributes: [.xorMappedAddress(v4), .mappedAddress(v6), .software("rtcshare")])
+    let conflict = STUNMessage(type: .bindingError, transactionID: id,
+                               attributes: [.errorCode(code: 487, reason: "Role Conflict"),
+                                            .unknownAttributes([0x0015, 0x0014]), .xorMappedAddress(v6)])
+    // A request with an unknown comprehension-required attribute (0x0015, 4 bytes) and an
+    // unknown optional one (0xC001, 1 byte + padding), then MESSAGE-INTEGRITY: the writer
+    // cannot write unknown attributes, so they are spliced in and the length patched.
+    var unknown = try stunMessage(STUNMessage(type: .bindingRequest, transactionID: id,
+                                              attributes: [.username("a:b"), .iceControlled(7)]))
+    unknown += [0x00, 0x15, 0x00, 0x04, 1, 2, 3, 4, 0xC0, 0x01, 0x00, 0x01, 0xFF, 0, 0, 0]
+    unknown += [0x00, 0x08, 0x00, 0x14] + [UInt8](repeating: 0xAB, count: 20)
+    unknown[2] = UInt8((unknown.count - 20) >> 8)
+    unknown[3] = UInt8((unknown.count - 20) & 0xFF)
+    return [
+        ("rfc5769-sample-request", try stunVector("rfc5769-sample-request")),
+        ("rfc5769-ipv4-response", try stunVector("rfc5769-ipv4-response")),
+        ("rfc5769-ipv6-response", try stunVector("rfc5769-ipv6-response")),
+        ("rfc5769-long-term-request", try stunVector("rfc5769-long-term-request")),
+        ("check-integrity-fingerprint", try stunMessage(check, key: key, fingerprint: true)),
+        ("success-v4-v6-integrity", try stunMessage(success, key: key)),
+        ("error-487-fingerprint", try stunMessage(conflict, fingerprint: true)),
+        ("indication-fingerprint", try stunMessage(STUNMessage(type: .bindingIndication, transactionID: id),
+                                                   fingerprint: true)),
+        ("unknown-attributes", unknown),
+    ]
+}
+
+func candidateSeeds() throws -> [(String, String)] {
+    let host = ICECandidate(foundation: "1", priority: ICECandidate.priority(type: .host, localPreference: 65535),
+                            address: try ICEAddress(parsing: "192.168.1.20:50000"), type: .host)
+    let srflx = ICECandidate(foundation: "2", priority: ICECandidate.priority(type: .serverReflexive, localPreference: 65535),
+                             address: try ICEAddress(parsing: "203.0.113.7:46154"), type: .serverReflexive,
+                             relatedAddress: try ICEAddress(parsing: "192.168.1.20:50000"))
+    let relay = ICECandidate(foundation: "r+/9", component: 2, priority: 254,
+                             address: try ICEAddress(parsing: "[2001:db8::1:0:0:1]:3478"), type: .relayed,
+                             relatedAddress: try ICEAddress(parsing: "[::ffff:198.51.100.1]:9"))
+    return [
+        ("host-crlf", "a=" + host.sdpAttribute + "\r\n"),  // as the line sits in an SDP body
+        ("srflx", srflx.sdpAttribute),
+        ("relay-v6", relay.sdpAttribute),
+        // As browsers write them: extension attributes, TCP, an mDNS name.
+        ("browser-srflx", "a=candidate:842163049 1 udp 1677729535 203.0.113.7 46154 typ srflx raddr 10.0.0.2 "
+            + "rport 46154 generation 0 ufrag EsAw network-id 1 network-cost 10"),
+        ("browser-tcp", "candidate:1 1 TCP 2128609279 10.0.0.1 9 typ host tcptype active"),
+        ("browser-mdns", "candidate:3 1 udp 2122260223 3f1d5e4a-7b2c-4a8e-9d1f-0123456789ab.local 5000 typ host"),
+        ("prflx-v6", "candidate:4 1 UDP 1862270975 fe80::1:2:3:4 5001 typ prflx raddr :: rport 0"),
+        ("address-v4", "192.0.2.1:3478"),
+        ("address-v6", "[2001:db8:0:0:1:0:0:1]:9"),
     ]
 }
