@@ -214,6 +214,7 @@ public final class RTPSender {
                           at now: MediaTime, transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) throws(RTPError) {
         guard connected else {
             droppedWhileConnecting += 1
+            stats.framesDroppedConnecting += 1
             return
         }
         let timestamp = video.timestampOffset &+ mediaTimestamp

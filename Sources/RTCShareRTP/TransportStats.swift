@@ -24,6 +24,8 @@ public struct TransportStats: Sendable, Equatable {
     /// Incoming packets dropped: malformed RTCP, failed SRTCP authentication, not RTCP at all.
     public var malformedReceived = 0
     public var unauthenticatedReceived = 0
+    /// Video frames handed in before the connection was up (no keys yet), not sent.
+    public var framesDroppedConnecting = 0
 
     public init() {}
 }

@@ -80,6 +80,7 @@ final class Log: @unchecked Sendable {
                 + ",\"audio_packets\":\(p.stats.audioPackets)"
             if let t {
                 json += ",\"packets\":\(t.packetsSent),\"bytes\":\(t.bytesSent),\"send_drops\":\(t.sendDrops)"
+                    + ",\"frames_dropped_connecting\":\(t.framesDroppedConnecting)"
                     + ",\"rtt_ms\":" + (t.roundTripMicroseconds.map { String(format1: Double($0) / 1000) } ?? "null")
                     + ",\"fraction_lost\":" + (t.fractionLost.map { String(format1: $0 * 1000) + "e-3" } ?? "null")
                     + ",\"cumulative_lost\":\(t.cumulativeLost),\"nacks\":\(t.nacksReceived)"

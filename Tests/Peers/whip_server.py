@@ -21,6 +21,9 @@ Fixed replies for the HTTP client's error paths (no aiortc involved):
   POST /redirect/<code>/<rest>    <code> (307/308) to /<rest>
   POST /hang                      never answers
   POST /big                       201 with a 100 KiB body
+  POST /whip-bad-fingerprint/<id> the real endpoint, its answer's fingerprints altered (DTLS must refuse)
+  POST /whip-dead-ice/<id>        the real endpoint's answer, but its candidates point at a port
+                                  where nothing answers (ICE must time out)
   GET  /summary                   the summary so far, as JSON
 
 aiortc never offers 127.0.0.1 as a host candidate (aioice skips loopback); for a loopback
@@ -105,7 +108,7 @@ def make_app(state, port_holder):
         s["requests"].append({"method": request.method, "path": request.path,
                               "auth": "Authorization" in request.headers})
 
-    async def whip_post(request):
+    async def whip_post(request, alter=None):
         await record(request)
         sid = request.match_info["id"]
         offer = await request.text()
@@ -128,9 +131,39 @@ def make_app(state, port_holder):
             log.info("offer refused: %s", e)
             return web.Response(status=400, text=f"offer refused: {e}\n")
         answer = pc.localDescription.sdp
+        if alter is not None:
+            answer = alter(answer)
+        if alter is dead_ice:
+            await pc.close()  # and nothing of aiortc answers either (no peer-reflexive path)
         s["answers"].append(answer)
         return web.Response(status=201, text=answer, content_type="application/sdp",
                             headers={"Location": f"/whip/resource/{sid}", "ETag": f'"{sid}-1"'})
+
+    def bad_fingerprint(answer):
+        # Same hash functions and lengths, other digests: a certificate that is not the one offered.
+        lines = []
+        for line in answer.split("\r\n"):
+            if line.startswith("a=fingerprint:"):
+                name, digest = line.split(" ", 1)
+                line = name + " " + ":".join("%02X" % (int(b, 16) ^ 0x5A) for b in digest.split(":"))
+            lines.append(line)
+        return "\r\n".join(lines)
+
+    def dead_ice(answer):
+        lines = []
+        for line in answer.split("\r\n"):
+            if line.startswith("a=candidate:"):
+                fields = line.split(" ")
+                fields[5] = "9"  # discard: nothing listens on UDP 9 here
+                line = " ".join(fields)
+            lines.append(line)
+        return "\r\n".join(lines)
+
+    async def whip_post_bad_fingerprint(request):
+        return await whip_post(request, bad_fingerprint)
+
+    async def whip_post_dead_ice(request):
+        return await whip_post(request, dead_ice)
 
     async def resource_patch(request):
         await record(request)
@@ -208,6 +241,8 @@ def make_app(state, port_holder):
     app = web.Application()
     app.add_routes([
         web.post("/whip/{id}", whip_post),
+        web.post("/whip-bad-fingerprint/{id}", whip_post_bad_fingerprint),
+        web.post("/whip-dead-ice/{id}", whip_post_dead_ice),
         web.patch("/whip/resource/{id}", resource_patch),
         web.delete("/whip/resource/{id}", resource_delete),
         web.patch("/lowercase/resource/{id}", resource_patch),

@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+
+/// `rtcshare --whip` against a real WebRTC endpoint: aiortc behind the WHIP server of
+/// `Tests/Peers/whip_server.py` on 127.0.0.1, which decodes what it receives and reads the
+/// frame marker of every picture. ICE, DTLS-SRTP, RTP/RTCP and the WHIP exchange are all real.
+@Suite(.serialized) struct WHIPInteropTests {
+    /// The server process, one for the suite; it writes its JSON summary when stopped.
+    final class Server {
+        let process: BackgroundProcess
+        let port: Int
+        let dir: URL
+
+        init() throws {
+            dir = try Tools.temporaryDirectory()
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Peers/whip_server.py").path
+            let portFile = dir.appendingPathComponent("port").path
+            process = try BackgroundProcess(Tools.which("python3") ?? "/usr/bin/python3", [
+                script, "--port-file", portFile, "--summary", dir.appendingPathComponent("summary.json").path,
+            ], in: dir, name: "whip-server")
+            let deadline = Date().addingTimeInterval(30)
+            var found: Int?
+            while found == nil, Date() < deadline, process.isRunning {
+                found = (try? String(contentsOfFile: portFile, encoding: .utf8))
+                    .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+                if found == nil { usleep(50_000) }
+            }
+            guard let found else {
+                throw Tools.DecodeError(message: "whip_server.py did not start (scripts/setup installs aiortc): \(process.stderr.suffix(600))")
+            }
+            port = found
+        }
+
+        var base: String { "http://127.0.0.1:\(port)" }
+
+        /// The summary so far, from GET /summary (python's urllib: no HTTP client of our own here).
+        func summary() throws -> [String: Any] {
+            let fetch = try Tools.run(Tools.which("python3") ?? "/usr/bin/python3", [
+                "-c", "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())",
+                base + "/summary",
+            ], timeout: 20)
+            return try #require(try JSONSerialization.jsonObject(with: fetch.stdout) as? [String: Any])
+        }
+
+        deinit {
+            process.stop(SIGTERM)
+            try? FileManager.default.removeItem(at: dir)
+        }
+    }
+
+    nonisolated(unsafe) static let server: Result<Server, Error> = Result { try Server() }
+
+    /// Runs `rtcshare ARGS` to completion; (status, stderr, last stats line).
+    static func share(_ arguments: [String], seconds: Double, in dir: URL) throws -> (Int32, String, [String: Any]) {
+        let json = dir.appendingPathComponent("tx-\(UUID().uuidString).json").path
+        let result = try Tools.run(Tools.rtcshare, arguments + ["--stats-json", json], timeout: seconds + 40)
+        let last = ((try? String(contentsOfFile: json, encoding: .utf8)) ?? "").split(separator: "\n").last.map(String.init) ?? "{}"
+        let stats = (try? JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]) ?? [:]
+        return (result.status, result.stderr, stats)
+    }
+
+    static func framesSent(_ stderr: String) -> Int? {
+        // The summary line: "rtcshare: N frames in S s (...)".
+        guard let line = stderr.split(separator: "\n").last(where: { $0.contains(" frames in ") }) else { return nil }
+        return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+    }
+
+    @Test func aTenSecondShareWithAudioIsDecodedUprightByAiortcAndDeletedAtTheEnd() throws {
+        let server = try Self.server.get()
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let seconds = 10
+        let (status, log, stats) = try Self.share([
+            "--whip", server.base + "/whip/share10", "--whip-bind", "127.0.0.1:0",
+            "--size", "1280x720", "--fps", "20", "--audio", "testtone", "--duration", "\(seconds)",
+            "--simulate-orientation", "6", "--mem-cap", "64M",
+        ], seconds: Double(seconds), in: dir)
+        #expect(status == 0, "rtcshare: \(log)")
+        #expect(log.contains("WHIP: connected"), "\(log)")
+        let summary = try server.summary()
+        let deletes = summary["deletes"] as? [String] ?? []
+        #expect(deletes.contains("share10"), "the resource was DELETEd: \(summary["deletes"] ?? "")")
+        let encoded = try #require(Self.framesSent(log), "\(log)")
+        let notSent = stats["frames_dropped_connecting"] as? Int ?? 0
+        let decoded = summary["video_frames"] as? Int ?? 0
+        let sizes = summary["sizes"] as? [String: Int] ?? [:]
+        // aiortc hands a frame on when the next one starts: the last one stays with it.
+        #expect(Double(decoded) >= 0.95 * Double(encoded - notSent), "aiortc decoded \(decoded) of \(encoded - notSent) sent")
+        #expect(encoded >= seconds * 20 * 9 / 10, "encoded \(encoded)")
+        #expect(sizes == ["1280x720": decoded], "\(sizes)")
+        // Turned at the source (orientation 6): every marker readable, counters in order (a
+        // repeated frame, sent while the screen is static, carries the same counter).
+        #expect(summary["markers_read"] as? Int == decoded, "markers read \(summary["markers_read"] ?? "") of \(decoded)")
+        let counters = (summary["markers"] as? [[Int]] ?? []).map { $0[0] }
+        #expect(zip(counters, counters.dropFirst()).allSatisfy { $0 <= $1 }, "counters out of order")
+        #expect((summary["audio_frames"] as? Int ?? 0) >= seconds * 45, "Opus frames decoded: \(summary["audio_frames"] ?? "")")
+    }
+
+    @Test(arguments: [("/status/401", "401"), ("/status/404", "404"), ("/status/500", "500"),
+                      ("/no-location", "Location")])
+    func httpErrorsEndTheShareWithOneClearLine(path: String, expected: String) throws {
+        let server = try Self.server.get()
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let tokenFile = dir.appendingPathComponent("token").path
+        let token = "sekrit-\(UUID().uuidString)"
+        try (token + "\n").write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        let (status, log, _) = try Self.share([
+            "--whip", server.base + path, "--token-file", tokenFile, "--size", "640x360", "--duration", "3",
+        ], seconds: 3, in: dir)
+        #expect(status != 0)
+        let errors = log.split(separator: "\n").filter { $0.contains("error") }
+        #expect(errors.count == 1 && errors[0].contains(expected), "\(log)")
+        #expect(!log.contains(token), "the token never reaches the output")
+    }
+
+    @Test func theTokenIsSentButNeverPrinted() throws {
+        let server = try Self.server.get()
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let token = "visible-\(UUID().uuidString)"
+        // The server answers 401 with the Authorization header it got in its body.
+        let (status, log, _) = try Self.share([
+            "--whip", server.base + "/echo-auth", "--token", token, "--size", "640x360", "--duration", "3",
+        ], seconds: 3, in: dir)
+        #expect(status != 0)
+        #expect(log.contains("401"), "\(log)")
+        #expect(!log.contains(token), "a server echoing the token does not make us print it: \(log)")
+    }
+
+    @Test func aServerCertificateThatIsNotTheAnsweredOneIsRefused() throws {
+        let server = try Self.server.get()
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (status, log, stats) = try Self.share([
+            "--whip", server.base + "/whip-bad-fingerprint/badfp", "--whip-bind", "127.0.0.1:0",
+            "--size", "640x360", "--duration", "8",
+        ], seconds: 8, in: dir)
+        #expect(status != 0)
+        #expect(log.contains("DTLS") && log.lowercased().contains("fingerprint"), "\(log)")
+        #expect((stats["packets"] as? Int ?? 0) == 0, "no media left unprotected or to the wrong peer: \(stats)")
+        let deletes = try server.summary()["deletes"] as? [String] ?? []
+        #expect(deletes.contains("badfp"), "the refused session is deleted")
+    }
+
+    @Test func aServerWhoseCandidatesNeverAnswerTimesOutClearly() throws {
+        let server = try Self.server.get()
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let started = Date()
+        let (status, log, _) = try Self.share([
+            "--whip", server.base + "/whip-dead-ice/deadice", "--whip-bind", "127.0.0.1:0",
+            "--size", "640x360", "--duration", "20", "--ice-timeout", "3",
+        ], seconds: 20, in: dir)
+        let took = Date().timeIntervalSince(started)
+        #expect(status != 0)
+        #expect(log.contains("ICE"), "\(log)")
+        #expect(took < 8, "gave up after \(took) s with --ice-timeout 3")
+        let deletes = try server.summary()["deletes"] as? [String] ?? []
+        #expect(deletes.contains("deadice"), "the failed session is deleted")
+    }
+}
