@@ -85,7 +85,7 @@ public enum MemoryPlanner {
             budget += configuration.outputBudgetBytes
         }
         if configuration.outputHeapBytes > 0 {
-            items.append(.init(name: "SRTP, RTCP and sockets", bytes: configuration.outputHeapBytes))
+            items.append(.init(name: "transport: crypto libraries, sockets", bytes: configuration.outputHeapBytes))
         }
         if let audio = configuration.audio {
             // Opus state, framing ring and buffers in the budget; libspeexdsp, libogg and a

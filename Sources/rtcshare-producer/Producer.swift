@@ -199,7 +199,13 @@ final class Producer {
         }
 
         if connection != nil {
-            _ = send(.bye(IPCBye(reason: .done, text: "duration reached")), on: connection!)
+            // The socket may be full of frames rtcshare has not read yet (a busy machine): retry
+            // for half a second so the BYE is not lost and the close is not taken for a crash.
+            let giveUp = MonotonicClock.now() + .milliseconds(500)
+            while !send(.bye(IPCBye(reason: .done, text: "duration reached")), on: connection!),
+                  MonotonicClock.now() < giveUp {
+                MonotonicClock.sleep(until: MonotonicClock.now() + .milliseconds(10))
+            }
             connection = nil
         }
         say("done: \(framesSent) frames sent (\(framesSkipped) skipped, no free buffer), "

@@ -7,23 +7,32 @@ struct PlanCommand: CommandLineCommand {
     static let name = "plan"
     static let abstract = "Print the memory budget per component and the largest output size that fits."
 
-    static let groupTitles = ["peer": "Sending to a peer"]
+    static let groupTitles = ["peer": "Sending to a peer", "whip": "Publishing to a WebRTC server (WHIP)"]
 
     var options = ShareOptions()
     var peer = PeerOptions()
+    var whip = WHIPOptions()
 
     static var options: [OptionSpec<PlanCommand>] {
         ShareOptions.options.map { $0.lifted(into: \.options) } + PeerOptions.options.map { $0.lifted(into: \.peer) }
+            + WHIPOptions.options.map { $0.lifted(into: \.whip) }
     }
 
     func validate() throws(ValidationError) {
         try options.validate()
         try peer.validate()
+        try whip.validate()
+        if whip.whip != nil, peer.peer != nil { throw ValidationError("give --peer or --whip, not both") }
     }
 
     func run() throws {
         var configuration = options.configuration
         _ = try peer.apply(to: &configuration)
+        if let w = try whip.configuration(audio: configuration.audio != nil, framesPerSecond: configuration.framesPerSecond) {
+            // What the WHIP session takes (nothing is sent: the plan only counts it).
+            configuration.outputBudgetBytes = WHIPSink.budgetBytes(w)
+            configuration.outputHeapBytes = WHIPSink.heapBytes(w)
+        }
         do {
             if options.source == "testsrc" {
                 let asked = configuration.outputSize ?? PictureSize(width: 1920, height: 1080)
