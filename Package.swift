@@ -44,8 +44,8 @@ let package = Package(
                        providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "COgg", path: "Sources/COgg", pkgConfig: "ogg",
                        providers: [.apt(["libogg-dev"])]),
-        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
-                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libcurl's headers only: the library is loaded on first use (CCurlShims), not linked.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // Swift face of CCore: owned pools and slots as values, pixels borrowed inside closures.
         .target(name: "RTCShareCore", dependencies: ["CCore"]),

@@ -5,6 +5,94 @@
 // See CCurlShims.h for why these wrappers exist and the capture's invariants.
 
 // A status line starts a new response (after a redirect or a 1xx): forget the previous one.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+
+static struct {
+    CURLcode (*global_init)(long);
+    CURL *(*easy_init)(void);
+    void (*easy_cleanup)(CURL *);
+    CURLcode (*easy_perform)(CURL *);
+    const char *(*easy_strerror)(CURLcode);
+    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
+    CURLU *(*url)(void);
+    void (*url_cleanup)(CURLU *);
+    CURLUcode (*url_set)(CURLU *, CURLUPart, const char *, unsigned int);
+    CURLUcode (*url_get)(const CURLU *, CURLUPart, char **, unsigned int);
+    void (*free)(void *);
+} api;
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static int load_status = -1;
+static char load_error[256] = "libcurl not loaded";
+
+static void load(void) {
+    void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(load_error, sizeof load_error, "cannot load libcurl.so.4 (install libcurl4): %s", dlerror());
+        return;
+    }
+#define RESOLVE(field, name)                                                                         \
+    do {                                                                                             \
+        *(void **)&api.field = dlsym(lib, name);                                                     \
+        if (!api.field) {                                                                            \
+            snprintf(load_error, sizeof load_error, "libcurl.so.4 has no %s (too old?)", name);      \
+            return;                                                                                  \
+        }                                                                                            \
+    } while (0)
+    RESOLVE(global_init, "curl_global_init");
+    RESOLVE(easy_init, "curl_easy_init");
+    RESOLVE(easy_cleanup, "curl_easy_cleanup");
+    RESOLVE(easy_perform, "curl_easy_perform");
+    RESOLVE(easy_strerror, "curl_easy_strerror");
+    RESOLVE(easy_setopt, "curl_easy_setopt");
+    RESOLVE(easy_getinfo, "curl_easy_getinfo");
+    RESOLVE(slist_append, "curl_slist_append");
+    RESOLVE(slist_free_all, "curl_slist_free_all");
+    RESOLVE(url, "curl_url");
+    RESOLVE(url_cleanup, "curl_url_cleanup");
+    RESOLVE(url_set, "curl_url_set");
+    RESOLVE(url_get, "curl_url_get");
+    RESOLVE(free, "curl_free");
+#undef RESOLVE
+    if (api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        snprintf(load_error, sizeof load_error, "curl_global_init failed");
+        return;
+    }
+    load_status = 0;
+}
+
+int rtcs_curl_load(void) {
+    pthread_once(&load_once, load);
+    return load_status;
+}
+
+const char *rtcs_curl_load_error(void) { return load_error; }
+
+// Callers load first (rtcs_curl_load); these are then plain calls through the table.
+CURL *rtcs_curl_easy_init(void) { return rtcs_curl_load() == 0 ? api.easy_init() : NULL; }
+void rtcs_curl_easy_cleanup(CURL *curl) { api.easy_cleanup(curl); }
+CURLcode rtcs_curl_easy_perform(CURL *curl) { return api.easy_perform(curl); }
+const char *rtcs_curl_easy_strerror(CURLcode code) {
+    return rtcs_curl_load() == 0 ? api.easy_strerror(code) : load_error;
+}
+struct curl_slist *rtcs_curl_slist_append(struct curl_slist *list, const char *line) {
+    return api.slist_append(list, line);
+}
+void rtcs_curl_slist_free_all(struct curl_slist *list) { api.slist_free_all(list); }
+CURLU *rtcs_curl_url(void) { return rtcs_curl_load() == 0 ? api.url() : NULL; }
+void rtcs_curl_url_cleanup(CURLU *url) { api.url_cleanup(url); }
+CURLUcode rtcs_curl_url_set(CURLU *url, CURLUPart part, const char *content, unsigned int flags) {
+    return api.url_set(url, part, content, flags);
+}
+CURLUcode rtcs_curl_url_get(const CURLU *url, CURLUPart part, char **content, unsigned int flags) {
+    return api.url_get(url, part, content, flags);
+}
+void rtcs_curl_free(void *p) { api.free(p); }
+
 static void reset_if_status_line(rtcs_curl_response *r, const char *line, size_t n) {
     if (n >= 5 && memcmp(line, "HTTP/", 5) == 0) {
         r->header_length = 0;
@@ -42,38 +130,38 @@ CURLcode rtcs_curl_capture(CURL *curl, rtcs_curl_response *response) {
     if (response->header_length > response->header_capacity ||
         response->body_length > response->body_capacity) return CURLE_BAD_FUNCTION_ARGUMENT;
     CURLcode rc;
-    if ((rc = curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header)) != CURLE_OK) return rc;
-    if ((rc = curl_easy_setopt(curl, CURLOPT_HEADERDATA, (void *)response)) != CURLE_OK) return rc;
-    if ((rc = curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body)) != CURLE_OK) return rc;
-    return curl_easy_setopt(curl, CURLOPT_WRITEDATA, (void *)response);
+    if ((rc = api.easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header)) != CURLE_OK) return rc;
+    if ((rc = api.easy_setopt(curl, CURLOPT_HEADERDATA, (void *)response)) != CURLE_OK) return rc;
+    if ((rc = api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body)) != CURLE_OK) return rc;
+    return api.easy_setopt(curl, CURLOPT_WRITEDATA, (void *)response);
 }
 
 CURLcode rtcs_curl_setopt_long(CURL *curl, CURLoption option, long value) {
     if (curl == NULL) return CURLE_BAD_FUNCTION_ARGUMENT;
-    return curl_easy_setopt(curl, option, value);
+    return api.easy_setopt(curl, option, value);
 }
 
 CURLcode rtcs_curl_setopt_string(CURL *curl, CURLoption option, const char *value) {
     if (curl == NULL) return CURLE_BAD_FUNCTION_ARGUMENT;
-    return curl_easy_setopt(curl, option, value);
+    return api.easy_setopt(curl, option, value);
 }
 
 CURLcode rtcs_curl_setopt_pointer(CURL *curl, CURLoption option, void *value) {
     if (curl == NULL) return CURLE_BAD_FUNCTION_ARGUMENT;
-    return curl_easy_setopt(curl, option, value);
+    return api.easy_setopt(curl, option, value);
 }
 
 CURLcode rtcs_curl_getinfo_long(CURL *curl, CURLINFO info, long *value) {
     if (curl == NULL || value == NULL) return CURLE_BAD_FUNCTION_ARGUMENT;
-    return curl_easy_getinfo(curl, info, value);
+    return api.easy_getinfo(curl, info, value);
 }
 
 CURLcode rtcs_curl_getinfo_double(CURL *curl, CURLINFO info, double *value) {
     if (curl == NULL || value == NULL) return CURLE_BAD_FUNCTION_ARGUMENT;
-    return curl_easy_getinfo(curl, info, value);
+    return api.easy_getinfo(curl, info, value);
 }
 
 CURLcode rtcs_curl_getinfo_string(CURL *curl, CURLINFO info, const char **value) {
     if (curl == NULL || value == NULL) return CURLE_BAD_FUNCTION_ARGUMENT;
-    return curl_easy_getinfo(curl, info, (char **)value);
+    return api.easy_getinfo(curl, info, (char **)value);
 }

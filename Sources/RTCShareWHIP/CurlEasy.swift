@@ -18,23 +18,20 @@ struct CurlEasy: ~Copyable {
 
     private let handle: UnsafeMutableRawPointer
 
-    /// libcurl's process-wide set-up, once, before the first handle (thread-safe through the
-    /// lazy global).
-    private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
-
     init() throws(WHIPError) {
-        guard Self.globalInit == CURLE_OK else { throw .transport("libcurl could not be initialised") }
-        guard let h = curl_easy_init() else { throw .transport("libcurl could not make a handle") }
+        // Loads libcurl and runs its process-wide set-up, once (see CCurlShims).
+        guard rtcs_curl_load() == 0 else { throw .transport(String(cString: rtcs_curl_load_error())) }
+        guard let h = rtcs_curl_easy_init() else { throw .transport("libcurl could not make a handle") }
         handle = h
     }
 
-    deinit { curl_easy_cleanup(handle) }
+    deinit { rtcs_curl_easy_cleanup(handle) }
 
     /// Performs `request` and returns the final response, whatever its status.
     func perform(_ request: HTTPRequest) throws(WHIPError) -> HTTPResponse {
         var headerList: UnsafeMutablePointer<curl_slist>? = nil
-        for line in request.headers { headerList = curl_slist_append(headerList, line) }
-        defer { curl_slist_free_all(headerList) }
+        for line in request.headers { headerList = rtcs_curl_slist_append(headerList, line) }
+        defer { rtcs_curl_slist_free_all(headerList) }
 
         let errorText = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
         errorText.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
@@ -76,7 +73,7 @@ struct CurlEasy: ~Copyable {
             try set(CURLOPT_CUSTOMREQUEST, request.method)
         }
 
-        let rc = curl_easy_perform(handle)
+        let rc = rtcs_curl_easy_perform(handle)
         if rc != CURLE_OK {
             let r = capture.pointee
             if rc == CURLE_WRITE_ERROR, r.overflow == RTCS_CURL_OVERFLOW_BODY {
@@ -90,7 +87,7 @@ struct CurlEasy: ~Copyable {
                 _ = rtcs_curl_getinfo_double(handle, CURLINFO_TOTAL_TIME, &elapsed)
                 throw .timeout(seconds: elapsed)
             }
-            let detail = errorText.pointee != 0 ? String(cString: errorText) : String(cString: curl_easy_strerror(rc))
+            let detail = errorText.pointee != 0 ? String(cString: errorText) : String(cString: rtcs_curl_easy_strerror(rc))
             let line = WHIPText.sanitised(Array(detail.utf8), hiding: request.secrets)
             switch rc {
             case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
@@ -123,6 +120,6 @@ struct CurlEasy: ~Copyable {
     }
 
     private func check(_ rc: CURLcode) throws(WHIPError) {
-        guard rc == CURLE_OK else { throw .transport("libcurl: \(String(cString: curl_easy_strerror(rc)))") }
+        guard rc == CURLE_OK else { throw .transport("libcurl: \(String(cString: rtcs_curl_easy_strerror(rc)))") }
     }
 }

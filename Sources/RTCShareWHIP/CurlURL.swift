@@ -1,4 +1,5 @@
 import CCurl
+import CCurlShims
 
 /// URL reference resolution (RFC 3986 §5) with libcurl's URL API, for the `Location` of a WHIP
 /// resource, which may be relative to the URL that answered (RFC 9725 §4.2).
@@ -8,12 +9,12 @@ import CCurl
 enum CurlURL {
     /// `reference` resolved against the absolute `base`; only http(s) results are accepted.
     static func resolve(_ reference: String, against base: String) throws(WHIPError) -> String {
-        guard let url = curl_url() else { throw .transport("libcurl could not make a URL handle") }
-        defer { curl_url_cleanup(url) }
+        guard let url = rtcs_curl_url() else { throw .transport("libcurl could not make a URL handle") }
+        defer { rtcs_curl_url_cleanup(url) }
         let bad = WHIPError.badURL(WHIPText.sanitised(Array(reference.utf8)))
-        guard curl_url_set(url, CURLUPART_URL, base, 0) == CURLUE_OK else { throw bad }
+        guard rtcs_curl_url_set(url, CURLUPART_URL, base, 0) == CURLUE_OK else { throw bad }
         // With a URL already set, a relative one is resolved against it.
-        guard curl_url_set(url, CURLUPART_URL, reference, 0) == CURLUE_OK else { throw bad }
+        guard rtcs_curl_url_set(url, CURLUPART_URL, reference, 0) == CURLUE_OK else { throw bad }
         let scheme = part(url, CURLUPART_SCHEME)?.lowercased()
         guard scheme == "http" || scheme == "https", let full = part(url, CURLUPART_URL) else { throw bad }
         return full
@@ -21,8 +22,8 @@ enum CurlURL {
 
     private static func part(_ url: OpaquePointer, _ which: CURLUPart) -> String? {
         var out: UnsafeMutablePointer<CChar>? = nil
-        guard curl_url_get(url, which, &out, 0) == CURLUE_OK, let out else { return nil }
-        defer { curl_free(out) }
+        guard rtcs_curl_url_get(url, which, &out, 0) == CURLUE_OK, let out else { return nil }
+        defer { rtcs_curl_free(out) }
         return String(cString: out)
     }
 }

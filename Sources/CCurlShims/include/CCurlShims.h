@@ -46,6 +46,28 @@ typedef struct rtcs_curl_response {
 /// error (CURLE_BAD_FUNCTION_ARGUMENT for a null argument).
 CURLcode rtcs_curl_capture(CURL *curl, rtcs_curl_response *response);
 
+// libcurl is loaded on first use (dlopen of libcurl.so.4), not linked: only a WHIP session needs
+// it, and linking it maps its whole dependency chain (GnuTLS, Kerberos, LDAP, SSH, HTTP/2, …,
+// about 4 MiB resident) into every process, a file share or `--peer` included. The functions
+// below are libcurl's, called through pointers resolved once.
+
+/// Loads libcurl and runs curl_global_init once. 0 when usable; -1 (with a line in
+/// rtcs_curl_load_error) when the library or one of its symbols is missing.
+int rtcs_curl_load(void);
+const char *rtcs_curl_load_error(void);
+
+CURL *rtcs_curl_easy_init(void);
+void rtcs_curl_easy_cleanup(CURL *curl);
+CURLcode rtcs_curl_easy_perform(CURL *curl);
+const char *rtcs_curl_easy_strerror(CURLcode code);
+struct curl_slist *rtcs_curl_slist_append(struct curl_slist *list, const char *line);
+void rtcs_curl_slist_free_all(struct curl_slist *list);
+CURLU *rtcs_curl_url(void);
+void rtcs_curl_url_cleanup(CURLU *url);
+CURLUcode rtcs_curl_url_set(CURLU *url, CURLUPart part, const char *content, unsigned int flags);
+CURLUcode rtcs_curl_url_get(const CURLU *url, CURLUPart part, char **content, unsigned int flags);
+void rtcs_curl_free(void *p);
+
 /// curl_easy_setopt for an option taking a long; returns CURLE_OK or the libcurl error.
 CURLcode rtcs_curl_setopt_long(CURL *curl, CURLoption option, long value);
 
