@@ -454,10 +454,28 @@ public final class IPCSource: VideoSource {
         case .queueFull:
             disconnect("it does not read rtcshare's replies (its socket queue is full)")
         case .closed:
-            disconnect("it closed the connection")
+            // A producer that says BYE and closes at once can be gone before our reply to its
+            // last frame: its BYE is still queued, and says why it left.
+            disconnect(finalWords() ?? "it closed the connection")
         case .failed(let e):
             disconnect("\(IPCSystemError("send", errno: e))")
         }
+    }
+
+    /// Reads what a producer that has closed left queued (at most a few dozen messages) and
+    /// returns its BYE's reason, if it sent one.
+    private func finalWords() -> String? {
+        guard connection != nil else { return nil }
+        for _ in 0..<64 {
+            guard case .message(let n) = connection!.receive(into: receiveBuffer, descriptors: &descriptors) else {
+                break
+            }
+            descriptors.closeAll()
+            guard let message = try? IPCMessage.parse(UnsafeRawBufferPointer(start: receiveBuffer.baseAddress, count: n)),
+                  case .bye = message else { continue }
+            if case .close(_, let why) = machine.received(message, attachedFiles: 0, fileBytes: nil) { return why }
+        }
+        return nil
     }
 
     /// Writes a small reply (WELCOME, RELEASE, BYE) on the stack and sends it.

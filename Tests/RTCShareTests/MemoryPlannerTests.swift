@@ -47,7 +47,7 @@ import Testing
         #expect(with.budgetBytes == without.budgetBytes + PeerSink.budgetBytes(peer))
         #expect(with.totalBytes == without.totalBytes + PeerSink.budgetBytes(peer) + PeerSink.heapBytes(peer))
         #expect(with.fits, "1280x720 with SRTP to a peer fits 50 MiB")
-        #expect(with.items.contains { $0.name.hasPrefix("SRTP") })
+        #expect(with.items.contains { $0.name.hasPrefix("transport") })
     }
 
     @Test func uprightSourceAtTheOutputSizeNeedsNoTransform() throws {
