@@ -100,7 +100,8 @@ let package = Package(
         // The C ABI: rtcshare.h and its defaults in C, the functions in Swift over ShareAgent.
         .target(name: "CRTCShareABI"),
         .target(name: "RTCShareCABI",
-                dependencies: ["CRTCShareABI", "RTCShare", "RTCShareCore", "RTCShareIO", "RTCShareMedia", "RTCShareRTP"]),
+                dependencies: ["CRTCShareABI", "RTCShare", "RTCShareCore", "RTCShareIO", "RTCShareMedia", "RTCShareRTP",
+                               "RTCShareWHIP"]),
 
         // The command-line tool, a thin layer over the library.
         .executableTarget(

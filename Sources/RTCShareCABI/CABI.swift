@@ -5,6 +5,7 @@ import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
 import RTCShareRTP
+import RTCShareWHIP
 import Synchronization
 
 // The C ABI (rtcshare.h): each function is a thin translation onto `ShareAgent` and
@@ -231,7 +232,31 @@ private func configuration(_ c: rtcshare_config, error: inout String) -> ShareAg
         error = "pushed audio needs the push source"
         return nil
     }
-    if let peerText = string(c.peer) {
+    if let url = string(c.whip_url) {
+        guard string(c.peer) == nil else {
+            error = "set peer or whip_url, not both"
+            return nil
+        }
+        guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+            error = "whip_url must be http:// or https://"
+            return nil
+        }
+        var whip = WHIPConfiguration(url: url)
+        do {
+            if let token = string(c.whip_token) { whip.token = try WHIPToken(token) }
+            if let bind = string(c.whip_bind) {
+                let zero = bind.hasSuffix(":0")
+                whip.bindAddress = try SocketAddress(parsing: zero ? String(bind.dropLast(2)) + ":1" : bind)
+                if zero { whip.bindAddress = whip.bindAddress?.with(port: 0) }
+            }
+        } catch let e {
+            error = "whip: \(e)"
+            return nil
+        }
+        whip.sendsAudio = out.share.audio != nil
+        whip.framesPerSecond = out.share.framesPerSecond
+        out.transport = .whip(whip)
+    } else if let peerText = string(c.peer) {
         var peer: PeerConfiguration
         do { peer = PeerConfiguration(videoPeer: try SocketAddress(parsing: peerText)) } catch let e {
             error = "peer: \(e)"

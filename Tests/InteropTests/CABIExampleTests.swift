@@ -13,15 +13,15 @@ import Testing
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
-    /// Compiles the example into `dir`; returns its path.
-    static func compileExample(into dir: URL) throws -> String {
+    /// Compiles `examples/NAME.c` into `dir`; returns its path.
+    static func compileExample(_ name: String = "two_sessions", into dir: URL) throws -> String {
         let libraryDir = URL(fileURLWithPath: Tools.rtcshare).deletingLastPathComponent().path
         #expect(FileManager.default.fileExists(atPath: libraryDir + "/librtcshare-c.so"),
                 "librtcshare-c.so is built beside the tests (swift build builds every product)")
-        let binary = dir.appendingPathComponent("two_sessions").path
+        let binary = dir.appendingPathComponent(name).path
         let cc = try Tools.run(Tools.which("cc") ?? "/usr/bin/cc", [
             "-std=c11", "-D_GNU_SOURCE", "-O2", "-Wall", "-Wextra", "-Werror",
-            "-o", binary, root.appendingPathComponent("examples/two_sessions.c").path,
+            "-o", binary, root.appendingPathComponent("examples/\(name).c").path,
             "-I", root.appendingPathComponent("Sources/CRTCShareABI/include").path,
             "-L", libraryDir, "-lrtcshare-c", "-Wl,-rpath,\(libraryDir)", "-lpthread", "-lm",
         ])

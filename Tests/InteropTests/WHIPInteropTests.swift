@@ -97,6 +97,23 @@ import Testing
         #expect((summary["audio_frames"] as? Int ?? 0) >= seconds * 45, "Opus frames decoded: \(summary["audio_frames"] ?? "")")
     }
 
+    @Test func aGatewayPublishesThroughTheCABI() throws {
+        let server = try Self.server.get()
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let example = try CABIExampleTests.compileExample("whip_publish", into: dir)
+        let run = try Tools.run(example, [server.base + "/whip/cabi", "5", "127.0.0.1:0"], timeout: 40)
+        let log = String(decoding: run.stdout, as: UTF8.self)
+        #expect(run.status == 0, "\(log)\n\(run.stderr)")
+        #expect(log.contains("event 8: WHIP: connected"), "\(log)")
+        #expect(log.contains("event 9: duration reached"), "\(log)")
+        let summary = try server.summary()
+        #expect((summary["deletes"] as? [String] ?? []).contains("cabi"))
+        let encoded = log.split(separator: "\n").last { $0.hasPrefix("ok;") }
+            .flatMap { line in line.split(separator: " ").firstIndex(of: "encoded").map { Int(line.split(separator: " ")[$0 + 1]) ?? 0 } } ?? 0
+        #expect(encoded >= 90, "\(log)")
+    }
+
     @Test(arguments: [("/status/401", "401"), ("/status/404", "404"), ("/status/500", "500"),
                       ("/no-location", "Location")])
     func httpErrorsEndTheShareWithOneClearLine(path: String, expected: String) throws {

@@ -75,6 +75,9 @@ typedef struct rtcshare_config {
     int32_t rtx;              /* non-zero: retransmit on an RTX stream */
     const char *ivf_path;     /* also write the VP8 stream to this IVF file; NULL: no */
     double duration_seconds;  /* stop after this long; 0 = until stopped */
+    const char *whip_url;     /* publish into this WHIP endpoint (ICE, DTLS-SRTP) instead of `peer`; NULL: no */
+    const char *whip_token;   /* its bearer token, or NULL (never logged) */
+    const char *whip_bind;    /* "host:port" the session's UDP socket binds; NULL: every IPv4 interface */
 } rtcshare_config;
 
 /* A picture handed in; planes are read during the call only. */
@@ -140,7 +143,8 @@ uint64_t rtcshare_process_available_bytes(const rtcshare_process *process);
 /* Gives the budget back; every session made in it must have been destroyed first. */
 void rtcshare_process_destroy(rtcshare_process *process);
 
-/* Plans and prepares a session inside `process` (opens its source, sockets, files). On success
+/* Plans and prepares a session inside `process` (opens its source, sockets, files; with
+ * whip_url it also makes the WHIP exchange, so this call blocks for up to its HTTP timeout). On success
  * *out_session is set and owned by the caller. `callback` may be NULL. */
 int32_t rtcshare_session_create(rtcshare_process *process, const rtcshare_config *config,
                                 rtcshare_event_callback callback, void *user_data,
