@@ -20,6 +20,9 @@ public struct WHIPConfiguration: Sendable {
     public var framesPerSecond: Int?
     /// ICE: no usable pair within this long ends the share with a clear error.
     public var connectTimeoutSeconds = 10
+    /// ICE consent (RFC 7675): the server's silence for this long ends the share (30 s is the
+    /// RFC's figure; consent is asked for every 5 s, or a quarter of a shorter timeout).
+    public var consentTimeoutSeconds = 30
     /// The HTTP exchange: connect and total timeouts.
     public var httpConnectTimeoutSeconds = 5.0
     public var httpTotalTimeoutSeconds = 10.0

@@ -65,6 +65,8 @@ public final class WHIPSink: MediaSink {
         let fingerprint = certificate.fingerprint(.sha256)
         var iceConfiguration = ICEConfiguration()
         iceConfiguration.connectTimeout = .seconds(Int64(configuration.connectTimeoutSeconds))
+        iceConfiguration.consentTimeout = .seconds(Int64(configuration.consentTimeoutSeconds))
+        iceConfiguration.consentInterval = .milliseconds(min(5_000, Int64(configuration.consentTimeoutSeconds) * 250))
         var ice = ICEAgent(configuration: iceConfiguration, random: SystemRandomNumberGenerator())
         var offerCandidates: [WebRTCOfferConfiguration.Candidate] = []
         for (index, address) in hostAddresses.enumerated() {

@@ -9,6 +9,7 @@ struct WHIPOptions: CommandLineOptions {
     var tokenFile: String?
     var whipBind: String?
     var iceTimeout = 10
+    var consentTimeout = 30
 
     static var options: [OptionSpec<WHIPOptions>] {
         let d = WHIPOptions()
@@ -21,6 +22,8 @@ struct WHIPOptions: CommandLineOptions {
                     help: "Bind the session's UDP socket here (default: every IPv4 interface, a random port)."),
             .option("ice-timeout", \.iceTimeout, value: "seconds",
                     help: "Give up when no ICE path to the server works within this long.", defaults: d),
+            .option("consent-timeout", \.consentTimeout, value: "seconds",
+                    help: "End the share when the server has not confirmed consent (RFC 7675) for this long.", defaults: d),
         ]
     }
 
@@ -42,6 +45,7 @@ struct WHIPOptions: CommandLineOptions {
             }
         }
         guard (1...120).contains(iceTimeout) else { throw ValidationError("--ice-timeout must be 1...120 seconds") }
+        guard (2...300).contains(consentTimeout) else { throw ValidationError("--consent-timeout must be 2...300 seconds") }
     }
 
     /// The WHIP settings (nil without `--whip`); reads the token file.
@@ -66,6 +70,7 @@ struct WHIPOptions: CommandLineOptions {
         c.sendsAudio = audio
         c.framesPerSecond = framesPerSecond
         c.connectTimeoutSeconds = iceTimeout
+        c.consentTimeoutSeconds = consentTimeout
         return c
     }
 }

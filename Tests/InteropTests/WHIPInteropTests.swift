@@ -161,6 +161,29 @@ import Testing
         #expect(deletes.contains("badfp"), "the refused session is deleted")
     }
 
+    @Test func aServerThatDisappearsMidShareLosesConsentAndEndsIt() throws {
+        // A server of its own, killed while the share runs.
+        let server = try Server()
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let share = try BackgroundProcess(Tools.rtcshare, [
+            "--whip", server.base + "/whip/gone", "--whip-bind", "127.0.0.1:0", "--size", "640x360",
+            "--duration", "30", "--consent-timeout", "4",
+        ], in: dir, name: "share")
+        defer { share.kill() }
+        let deadline = Date().addingTimeInterval(15)
+        while !share.stderr.contains("WHIP: connected"), Date() < deadline, share.isRunning { usleep(50_000) }
+        try #require(share.stderr.contains("WHIP: connected"), "\(share.stderr)")
+        usleep(1_000_000)
+        server.process.kill()  // SIGKILL: no DELETE, no close_notify, the ICE checks go unanswered
+        let killedAt = Date()
+        let status = share.wait(timeout: 20)
+        let took = Date().timeIntervalSince(killedAt)
+        #expect(status != nil && status != 0, "\(share.stderr)")
+        #expect(share.stderr.contains("consent lost"), "\(share.stderr)")
+        #expect(took >= 2.5 && took < 9, "ended \(took) s after the server went, with a 4 s consent timeout")
+    }
+
     @Test func aServerWhoseCandidatesNeverAnswerTimesOutClearly() throws {
         let server = try Self.server.get()
         let dir = try Tools.temporaryDirectory()
