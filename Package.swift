@@ -78,7 +78,7 @@ let package = Package(
 
         // STUN messages and a sans-IO ICE agent (RFC 5389/8489, 8445, 7675). Bytes and times in,
         // datagrams to send and events out; no sockets, clock or random source inside.
-        .target(name: "RTCShareICE", dependencies: ["RTCShareCore", "COpenSSL"]),
+        .target(name: "RTCShareICE", dependencies: ["RTCShareCore", "CDTLSShims"]),
 
         // Non-variadic wrappers over libcurl (curl_easy_setopt/getinfo) and the bounded response capture.
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
@@ -86,8 +86,9 @@ let package = Package(
         // WHIP (RFC 9725): the WebRTC offer, the strict reading of the answer, the HTTP client on libcurl.
         .target(name: "RTCShareWHIP", dependencies: ["RTCShareRTP", "RTCShareDTLS", "CCurl", "CCurlShims"]),
         // Every libssl/libcrypto call of the product: OpenSSL macros, variadic calls and the C
-        // callbacks DTLS needs (datagram BIO, fingerprint check, timer), behind rtcs_ssl_*.
-        .target(name: "CDTLSShims", dependencies: ["COpenSSL"]),
+        // callbacks DTLS needs (datagram BIO, fingerprint check, timer), behind rtcs_ssl_*, and SHA-1
+        // for STUN. OpenSSL is loaded on first use (dlopen), not linked: only WebRTC sessions need it.
+        .target(name: "CDTLSShims"),
 
         // DTLS-SRTP, sans-IO: certificate and fingerprint, the handshake over datagrams the
         // caller carries, SRTP master keys for RTCShareRTP.

@@ -1,7 +1,5 @@
 #include "internal.h"
 
-#include <openssl/err.h>
-#include <openssl/rand.h>
 #include <stdlib.h>
 
 // The certificate a WebRTC endpoint presents is self-signed and made per process: peers trust it
@@ -35,7 +33,7 @@ static int set_random_serial(X509 *x509) {
 }
 
 rtcs_ssl_cert *rtcs_ssl_cert_generate(const char *common_name, int validity_days) {
-    if (common_name == NULL || validity_days <= 0) return NULL;
+    if (common_name == NULL || validity_days <= 0 || rtcs_openssl_load() != 0) return NULL;
     rtcs_ssl_cert *cert = calloc(1, sizeof *cert);
     if (cert == NULL) return NULL;
     X509_NAME *name = NULL;

@@ -1,7 +1,5 @@
 #include "internal.h"
 
-#include <openssl/crypto.h>
-#include <openssl/err.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,7 +123,7 @@ static rtcs_ssl_status drive(rtcs_ssl_endpoint *ep) {
 }
 
 rtcs_ssl_endpoint *rtcs_ssl_endpoint_new(const rtcs_ssl_cert *cert, const rtcs_ssl_endpoint_config *config) {
-    if (cert == NULL || config == NULL || config->srtp_profiles == NULL || config->mtu < 256
+    if (rtcs_openssl_load() != 0 || cert == NULL || config == NULL || config->srtp_profiles == NULL || config->mtu < 256
         || config->mtu > RTCS_SSL_MAX_DATAGRAM || config->initial_timeout_ms == 0
         || config->initial_timeout_ms > max_timeout_us / 1000 || config->expected_digest == NULL) {
         return NULL;

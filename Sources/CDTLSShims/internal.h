@@ -5,10 +5,7 @@
 
 #include "CDTLSShims.h"
 
-#include <openssl/bio.h>
-#include <openssl/evp.h>
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
+#include "openssl_calls.h"
 
 /// Output datagrams queued before the oldest is dropped: a few flights and their retransmissions.
 #define RTCS_SSL_QUEUE_SLOTS 16

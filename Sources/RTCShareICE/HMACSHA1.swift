@@ -5,7 +5,7 @@
 // version Debian ships. Incremental (several `update`s) because the integrity of a received
 // message is computed over its header with the length field patched, without copying it.
 
-import COpenSSL
+import CDTLSShims
 
 /// A 20-byte SHA-1 HMAC, held inline.
 public struct STUNDigest: Hashable, Sendable {
@@ -31,11 +31,13 @@ public struct STUNDigest: Hashable, Sendable {
 /// A running HMAC-SHA1 over one key.
 struct HMACSHA1: ~Copyable {
     private static let blockSize = 64
-    private let inner: OpaquePointer
+    private let inner: UnsafeMutableRawPointer
     private var outerPad = [UInt8](repeating: 0x5C, count: HMACSHA1.blockSize)
 
     init(key: [UInt8]) {
-        guard let ctx = EVP_MD_CTX_new() else { fatalError("libcrypto: EVP_MD_CTX_new failed (out of memory)") }
+        guard let ctx = rtcs_crypto_sha1_new() else {
+            fatalError("libcrypto: no SHA-1 context: \(String(cString: rtcs_openssl_load_error()))")
+        }
         inner = ctx
         var k = key
         if k.count > Self.blockSize { k = Self.sha1(k) }
@@ -44,22 +46,21 @@ struct HMACSHA1: ~Copyable {
             innerPad[i] ^= k[i]
             outerPad[i] ^= k[i]
         }
-        Self.check(EVP_DigestInit_ex(inner, EVP_sha1(), nil), "EVP_DigestInit_ex")
+        Self.check(rtcs_crypto_sha1_init(inner), "SHA-1 init")
         innerPad.withUnsafeBytes { update($0) }
     }
 
-    deinit { EVP_MD_CTX_free(inner) }
+    deinit { rtcs_crypto_sha1_free(inner) }
 
     func update(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 0 else { return }
-        Self.check(EVP_DigestUpdate(inner, bytes.baseAddress, bytes.count), "EVP_DigestUpdate")
+        Self.check(rtcs_crypto_sha1_update(inner, bytes.baseAddress, bytes.count), "SHA-1 update")
     }
 
     consuming func finish() -> STUNDigest {
         var innerHash = [UInt8](repeating: 0, count: STUNDigest.size)
         innerHash.withUnsafeMutableBytes { out in
-            Self.check(EVP_DigestFinal_ex(inner, out.baseAddress!.assumingMemoryBound(to: UInt8.self), nil),
-                       "EVP_DigestFinal_ex")
+            Self.check(rtcs_crypto_sha1_final(inner, out.baseAddress!.assumingMemoryBound(to: UInt8.self)), "SHA-1 final")
         }
         let outer = Self.sha1(outerPad + innerHash)
         return outer.withUnsafeBytes { STUNDigest($0) }
@@ -67,17 +68,16 @@ struct HMACSHA1: ~Copyable {
 
     private static func sha1(_ bytes: [UInt8]) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: STUNDigest.size)
-        var length: UInt32 = 0
         bytes.withUnsafeBytes { input in
             out.withUnsafeMutableBytes { o in
-                check(EVP_Digest(input.baseAddress, input.count, o.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                 &length, EVP_sha1(), nil), "EVP_Digest")
+                check(rtcs_crypto_sha1(input.baseAddress, input.count, o.baseAddress!.assumingMemoryBound(to: UInt8.self)),
+                      "SHA-1")
             }
         }
         return out
     }
 
-    /// libcrypto fails these only when out of memory or misbuilt; there is nothing to recover.
+    /// libcrypto fails these only when out of memory, missing or misbuilt; nothing to recover.
     private static func check(_ status: Int32, _ call: String) {
         if status != 1 { fatalError("libcrypto: \(call) failed") }
     }

@@ -125,6 +125,21 @@ int rtcs_ssl_endpoint_alert(const rtcs_ssl_endpoint *ep);
 /// The first OpenSSL error text recorded by the failing call (NUL-terminated, maybe empty).
 const char *rtcs_ssl_endpoint_error(const rtcs_ssl_endpoint *ep);
 
+/// Loads OpenSSL (libssl.so.3 and libcrypto.so.3) once; 0 when usable, -1 with a line in
+/// rtcs_openssl_load_error. Every function here loads it on first use; callers only need this
+/// to tell why something failed.
+int rtcs_openssl_load(void);
+const char *rtcs_openssl_load_error(void);
+
+/// SHA-1 through OpenSSL, for STUN's HMAC (RTCShareICE): a digest context, reset to SHA-1 by
+/// init. NULL / 0 when OpenSSL cannot be loaded or the call fails.
+void *rtcs_crypto_sha1_new(void);
+void rtcs_crypto_sha1_free(void *ctx);
+int rtcs_crypto_sha1_init(void *ctx);
+int rtcs_crypto_sha1_update(void *ctx, const void *data, size_t len);
+int rtcs_crypto_sha1_final(void *ctx, uint8_t out[20]);
+int rtcs_crypto_sha1(const void *data, size_t len, uint8_t out[20]);
+
 #ifdef __cplusplus
 }
 #endif
