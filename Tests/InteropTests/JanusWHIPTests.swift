@@ -1,0 +1,306 @@
+import Foundation
+import Testing
+
+/// `rtcshare --whip` into a real Janus VideoRoom behind simple-whip-server, and a real subscriber
+/// (aiortc over Janus's HTTP API, `Tests/Peers/janus_subscriber.py`) that decodes what Janus
+/// forwards. Janus gathers no candidates on loopback, so everything runs in a network namespace
+/// of the test's own: a veth pair 10.99.0.1/32 ↔ 10.99.0.2/32, no routes, IPv6 off; only those
+/// addresses are ever contacted. Needs root, `ip`, `janus`, node and the simple-whip-server
+/// unpacked by `scripts/setup` into `.peers/`; without them the test is skipped and says why.
+@Suite(.serialized) struct JanusWHIPTests {
+    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let whipServer = repo.appendingPathComponent(".peers/simple-whip-server")
+    static let room = 1234
+    static let janusAddress = "10.99.0.1"
+
+    /// Why the test cannot run here, or nil.
+    static let unavailable: String? = {
+        if geteuid() != 0 { return "JanusWHIPTests skipped: network namespaces need root" }
+        for tool in ["ip", "janus", "node", "python3"] where Tools.which(tool) == nil {
+            return "JanusWHIPTests skipped: \(tool) is not on PATH (scripts/setup installs janus)"
+        }
+        if !FileManager.default.fileExists(atPath: whipServer.appendingPathComponent(".complete").path) {
+            return "JanusWHIPTests skipped: simple-whip-server is not unpacked in .peers/ (run scripts/setup)"
+        }
+        if janusLibraries == nil { return "JanusWHIPTests skipped: no /usr/lib/<arch>/janus/plugins" }
+        // A container without CAP_SYS_ADMIN cannot make namespaces: say so instead of failing.
+        let ip = Tools.which("ip") ?? "/usr/sbin/ip", probe = "rtcshare-probe-\(getpid())"
+        guard let made = try? Tools.run(ip, ["netns", "add", probe], timeout: 10), made.status == 0 else {
+            return "JanusWHIPTests skipped: cannot create a network namespace here (ip netns add failed)"
+        }
+        _ = try? Tools.run(ip, ["netns", "del", probe], timeout: 10)
+        return nil
+    }()
+
+    /// `/usr/lib/<multiarch triplet>/janus`, where the Debian package puts its plugins.
+    static let janusLibraries: String? = multiarch("/usr/lib", "janus/plugins").map { "\($0)/janus" }
+
+    /// The first `root/*` folder holding `sub` (the multiarch triplet differs per machine).
+    static func multiarch(_ root: String, _ sub: String) -> String? {
+        let dirs = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        return dirs.sorted().map { "\(root)/\($0)" }.first {
+            FileManager.default.fileExists(atPath: "\($0)/\(sub)")
+        }
+    }
+
+    /// A network namespace with a veth pair; deleted (with everything in it) by `remove()`.
+    struct Namespace {
+        let name: String
+        let ip = Tools.which("ip") ?? "/usr/sbin/ip"
+
+        init() throws {
+            name = "rtcshare-janus-\(getpid())"
+            _ = try? Tools.run(ip, ["netns", "del", name], timeout: 10)  // a leftover of a killed run
+            for arguments in [
+                ["netns", "add", name],
+                ["netns", "exec", name, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1",
+                 "net.ipv6.conf.default.disable_ipv6=1"],
+                ["-n", name, "link", "add", "rtsj0", "type", "veth", "peer", "name", "rtsj1"],
+                ["-n", name, "addr", "add", "10.99.0.1/32", "dev", "rtsj0"],
+                ["-n", name, "addr", "add", "10.99.0.2/32", "dev", "rtsj1"],
+                ["-n", name, "link", "set", "lo", "up"],
+                ["-n", name, "link", "set", "rtsj0", "up"],
+                ["-n", name, "link", "set", "rtsj1", "up"],
+            ] {
+                let result = try Tools.run(ip, arguments, timeout: 10)
+                guard result.status == 0 else {
+                    remove()
+                    throw Tools.DecodeError(message: "ip \(arguments.joined(separator: " ")): \(result.stderr)")
+                }
+            }
+        }
+
+        /// `ip netns exec NAME executable arguments…` (ip execs, so the pid is the program's).
+        func exec(_ executable: String, _ arguments: [String]) -> (String, [String]) {
+            (ip, ["netns", "exec", name, executable] + arguments)
+        }
+
+        func remove() { _ = try? Tools.run(ip, ["netns", "del", name], timeout: 10) }
+    }
+
+    /// Janus's configuration: the VideoRoom plugin with one VP8/Opus room, the WebSocket (for
+    /// simple-whip-server) and HTTP (for the subscriber) transports on 10.99.0.1, ICE on the veth.
+    static func writeJanusConfig(to dir: URL) throws {
+        let lib = try #require(janusLibraries)
+        let libs = { (folder: String, keep: [String]) -> String in
+            let all = (try? FileManager.default.contentsOfDirectory(atPath: "\(lib)/\(folder)")) ?? []
+            return all.filter { $0.hasSuffix(".so") && !keep.contains($0) }.sorted().joined(separator: ",")
+        }
+        let files = [
+            "janus.jcfg": """
+            general: {
+            \tconfigs_folder = "\(dir.path)"
+            \tplugins_folder = "\(lib)/plugins"
+            \ttransports_folder = "\(lib)/transports"
+            \tevents_folder = "\(lib)/events"
+            \tloggers_folder = "\(lib)/loggers"
+            \tdebug_level = 4
+            }
+            media: {
+            }
+            nat: {
+            \tice_enforce_list = "rtsj0"
+            }
+            plugins: {
+            \tdisable = "\(libs("plugins", ["libjanus_videoroom.so"]))"
+            }
+            transports: {
+            \tdisable = "\(libs("transports", ["libjanus_websockets.so", "libjanus_http.so"]))"
+            }
+            events: {
+            \tbroadcast = false
+            \tdisable = "\(libs("events", []))"
+            }
+            loggers: {
+            \tdisable = "\(libs("loggers", []))"
+            }
+
+            """,
+            "janus.plugin.videoroom.jcfg": """
+            general: {
+            }
+            room-\(room): {
+            \tdescription = "rtcshare"
+            \tpublishers = 2
+            \tbitrate = 4000000
+            \tfir_freq = 2
+            \taudiocodec = "opus"
+            \tvideocodec = "vp8"
+            }
+
+            """,
+            "janus.transport.websockets.jcfg": """
+            general: {
+            \tjson = "plain"
+            \tws = true
+            \tws_port = 8188
+            \tws_ip = "\(janusAddress)"
+            \twss = false
+            }
+            admin: {
+            \tadmin_ws = false
+            \tadmin_wss = false
+            }
+
+            """,
+            "janus.transport.http.jcfg": """
+            general: {
+            \tjson = "plain"
+            \tbase_path = "/janus"
+            \thttp = true
+            \tport = 8088
+            \tip = "\(janusAddress)"
+            \thttps = false
+            }
+            admin: {
+            \tadmin_http = false
+            \tadmin_https = false
+            }
+
+            """,
+        ]
+        for (name, text) in files {
+            try text.write(to: dir.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+    }
+
+    /// Runs `python3 -c CODE ARGS` inside the namespace (urllib: no HTTP client of our own here).
+    static func python(_ ns: Namespace, _ code: String, _ arguments: [String]) throws -> Tools.Result {
+        let (exe, args) = ns.exec(Tools.which("python3") ?? "/usr/bin/python3", ["-c", code] + arguments)
+        return try Tools.run(exe, args, timeout: 20)
+    }
+
+    /// Waits until a TCP port inside the namespace accepts connections.
+    static func waitForPort(_ ns: Namespace, _ port: Int, alive: () -> Bool) throws -> Bool {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, alive() {
+            let probe = try python(ns, "import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 1)",
+                                   [janusAddress, "\(port)"])
+            if probe.status == 0 { return true }
+            usleep(100_000)
+        }
+        return false
+    }
+
+    @Test(.enabled(if: unavailable == nil, Comment(rawValue: unavailable ?? "")))
+    func aShareIntoJanusVideoRoomIsDecodedByASubscriber() throws {
+        let dir = try Tools.temporaryDirectory()
+        let ns = try Namespace()
+        var processes: [BackgroundProcess] = []
+        defer {
+            // Last started, first stopped; then the namespace (and its veth pair) goes.
+            for process in processes.reversed() { process.stop(SIGTERM, timeout: 5) }
+            ns.remove()
+            try? FileManager.default.removeItem(at: dir)
+        }
+
+        // Janus.
+        let config = dir.appendingPathComponent("janus")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try Self.writeJanusConfig(to: config)
+        var (exe, args) = ns.exec(try #require(Tools.which("janus")), [
+            "-F", config.path, "-C", config.appendingPathComponent("janus.jcfg").path,
+            "-i", Self.janusAddress, "-o",
+        ])
+        let janus = try BackgroundProcess(exe, args, in: dir, name: "janus")
+        processes.append(janus)
+        try #require(try Self.waitForPort(ns, 8188) { janus.isRunning }, "Janus did not start: \(janus.stderr)\(String(decoding: janus.stdout, as: UTF8.self).suffix(2000))")
+        try #require(try Self.waitForPort(ns, 8088) { janus.isRunning }, "Janus HTTP transport did not start")
+
+        // simple-whip-server, its packaged src/ with a config.js of ours (the packaged one is a
+        // symlink into /etc), on the modules setup unpacked.
+        let sws = dir.appendingPathComponent("sws")
+        let src = sws.appendingPathComponent("src")
+        try FileManager.default.createDirectory(at: src, withIntermediateDirectories: true)
+        let packaged = Self.whipServer.appendingPathComponent("root/usr/share/simple-whip-server/src")
+        for file in ["server.js", "whip-janus.js"] {
+            try FileManager.default.copyItem(at: packaged.appendingPathComponent(file), to: src.appendingPathComponent(file))
+        }
+        try """
+        module.exports = {
+        \tjanus: { address: 'ws://\(Self.janusAddress):8188' },
+        \tport: 7080, rest: '/whip', allowTrickle: true, strictETags: false, iceServers: []
+        };
+
+        """.write(to: src.appendingPathComponent("config.js"), atomically: true, encoding: .utf8)
+        let root = Self.whipServer.appendingPathComponent("root").path
+        // Pure-JS modules in usr/share/nodejs; node-websocket is arch-dependent (usr/lib/<triplet>).
+        let archModules = Self.multiarch("\(root)/usr/lib", "nodejs").map { ":\($0)/nodejs" } ?? ""
+        (exe, args) = ns.exec("/usr/bin/env", [
+            "NODE_PATH=\(root)/usr/share/nodejs\(archModules)", "DEBUG=whip:*",
+            try #require(Tools.which("node")), src.appendingPathComponent("server.js").path,
+        ])
+        let whip = try BackgroundProcess(exe, args, in: sws, name: "simple-whip-server")
+        processes.append(whip)
+        try #require(try Self.waitForPort(ns, 7080) { whip.isRunning },
+                     "simple-whip-server did not start: \(String(decoding: whip.stdout, as: UTF8.self))\(whip.stderr)")
+
+        // The endpoint, publishing into the room.
+        let create = try Self.python(ns, """
+            import sys, urllib.request
+            request = urllib.request.Request(sys.argv[1], data=sys.argv[2].encode(), headers={"Content-Type": "application/json"})
+            sys.stdout.write(str(urllib.request.urlopen(request).status))
+            """, ["http://\(Self.janusAddress):7080/whip/create", #"{"id": "rtcshare", "room": \#(Self.room)}"#])
+        try #require(create.status == 0 && String(decoding: create.stdout, as: UTF8.self) == "200",
+                     "endpoint not created: \(create.stderr)")
+
+        // The subscriber waits for the publisher, then subscribes to it.
+        let summaryPath = dir.appendingPathComponent("subscriber.json").path
+        (exe, args) = ns.exec(Tools.which("python3") ?? "/usr/bin/python3", [
+            Self.repo.appendingPathComponent("Tests/Peers/janus_subscriber.py").path,
+            "--janus", "http://\(Self.janusAddress):8088/janus", "--room", "\(Self.room)",
+            "--summary", summaryPath, "--wait", "40",
+        ])
+        let subscriber = try BackgroundProcess(exe, args, in: dir, name: "subscriber")
+        processes.append(subscriber)
+
+        // The share.
+        let seconds = 10
+        let statsPath = dir.appendingPathComponent("tx.json").path
+        (exe, args) = ns.exec(Tools.rtcshare, [
+            "--whip", "http://\(Self.janusAddress):7080/whip/endpoint/rtcshare", "--whip-bind", "\(Self.janusAddress):0",
+            "--size", "1280x720", "--fps", "20", "--audio", "testtone", "--duration", "\(seconds)",
+            "--mem-cap", "64M", "--stats-json", statsPath,
+        ])
+        let share = try Tools.run(exe, args, timeout: Double(seconds) + 40)
+        let log = share.stderr
+        // What Janus negotiated, for the record (the answer as rtcshare read it).
+        print(log.split(separator: "\n").filter { $0.contains("WHIP:") }.joined(separator: "\n"))
+        #expect(share.status == 0, "rtcshare: \(log)")
+        #expect(log.contains("WHIP: connected"), "\(log)")
+
+        // The share's DELETE makes Janus unpublish and hang the subscription up: the subscriber
+        // then writes its summary and exits (SIGTERM after a while if it does not).
+        if subscriber.wait(timeout: 15) == nil { subscriber.stop(SIGTERM, timeout: 5) }
+        let summaryData = try #require(FileManager.default.contents(atPath: summaryPath),
+                                       "no subscriber summary: \(subscriber.stderr.suffix(2000))")
+        let summary = try #require(try JSONSerialization.jsonObject(with: summaryData) as? [String: Any])
+        #expect(summary["error"] is NSNull, "subscriber: \(summary["error"] ?? "")")
+
+        let lastStats = ((try? String(contentsOfFile: statsPath, encoding: .utf8)) ?? "").split(separator: "\n").last.map(String.init) ?? "{}"
+        let stats = (try? JSONSerialization.jsonObject(with: Data(lastStats.utf8)) as? [String: Any]) ?? [:]
+        let encoded = try #require(WHIPInteropTests.framesSent(log), "\(log)")
+        let sent = encoded - (stats["frames_dropped_connecting"] as? Int ?? 0)
+        let decoded = summary["video_frames"] as? Int ?? 0
+        let read = summary["markers_read"] as? Int ?? 0
+        let times = (summary["times"] as? [Int]) ?? []
+        let counters = (summary["counters"] as? [Int]) ?? []
+        // The subscriber joins after the publisher and decodes from the first keyframe Janus
+        // gets it (its PLI), so it cannot see every frame sent. Frames sent during its lifetime
+        // are estimated from the sender's own average rate (frames sent after connecting over
+        // the share's duration) times the span of capture times of the first and last decoded
+        // frames (marker row 2, µs) plus one frame interval.
+        // 32-bit µs: the difference is taken modulo 2^32 (the clock may wrap in between).
+        let span = times.count >= 2 ? Double((times.last! - times.first!) & 0xFFFF_FFFF) / 1e6 : 0
+        let rate = Double(sent) / Double(seconds)
+        let sentWhileSubscribed = rate * (span + 1 / 20)
+        print("Janus test: sent \(sent) frames after connecting (\(encoded) encoded); subscriber decoded \(decoded), markers read \(read), capture-time span \(String(format: "%.2f", span)) s ≈ \(String(format: "%.1f", sentWhileSubscribed)) frames sent meanwhile; counters \(counters.first ?? -1)…\(counters.last ?? -1); audio \(summary["audio_frames"] ?? 0)")
+        #expect(Double(decoded) >= 0.95 * sentWhileSubscribed, "decoded \(decoded) of ≈\(sentWhileSubscribed) sent while subscribed")
+        #expect(Double(decoded) >= 0.8 * Double(sent), "the subscriber saw most of the share: \(decoded) of \(sent)")
+        #expect(read == decoded, "markers read \(read) of \(decoded)")
+        #expect(summary["sizes"] as? [String: Int] == ["1280x720": decoded], "\(summary["sizes"] ?? "")")
+        #expect(zip(counters, counters.dropFirst()).allSatisfy { $0 <= $1 }, "counters out of order")
+        #expect((summary["audio_frames"] as? Int ?? 0) >= seconds * 40, "Opus frames decoded: \(summary["audio_frames"] ?? "")")
+    }
+}
