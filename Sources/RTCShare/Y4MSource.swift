@@ -61,7 +61,11 @@ public final class Y4MSource: VideoSource {
         nextCapture = due + interval
 
         do {
-            guard try input.readLine(maxBytes: 256, into: &line) else { return .ended }
+            guard try input.readLine(maxBytes: 256, into: &line) else {
+                // A header and no picture is a file that cannot be shared, not a short share.
+                if framesRead == 0 { throw SourceError("\(name): the file has a header and no frames") }
+                return .ended
+            }
         } catch {
             throw SourceError("\(error)")
         }

@@ -2,10 +2,12 @@ import Glibc
 
 /// Peak resident memory of this process (VmHWM), the figure the 50 MiB budget is about.
 public enum PeakMemory {
+    /// The kernel's high-water mark, and never below the resident figure read just now (the
+    /// two come from different accounting and the mark can lag behind by a few pages).
     public static func residentBytes() -> Int {
         var usage = rusage()
         getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        return usage.ru_maxrss * 1024  // kilobytes on Linux
+        return max(usage.ru_maxrss * 1024, currentResidentBytes())  // ru_maxrss: kilobytes on Linux
     }
 
     /// Resident memory now (VmRSS, from /proc/self/statm), or 0 if it cannot be read.

@@ -1,3 +1,4 @@
+import Glibc
 import RTCShare
 import RTCShareCore
 import RTCShareMedia
@@ -73,7 +74,7 @@ struct PlanCommand: CommandLineCommand {
                                        sourceAlwaysUpright: source.fixedOrientation == .up, output: asked)
             print(table(p))
             print("does not fit: \(error)")
-            return
+            exit(1)  // a plan that does not fit is an answer, and a failure for scripts
         }
         print(table(plan))
         if let size = largestFitting ?? largest?.outputSize { print("largest output that fits: \(size)") }

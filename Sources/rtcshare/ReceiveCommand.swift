@@ -69,6 +69,12 @@ struct ReceiveCommand: CommandLineCommand {
         if SRTPProfile(name: srtpProfile) == nil {
             throw ValidationError("--srtp-profile must be AES_CM_128_HMAC_SHA1_80 or AEAD_AES_128_GCM, not '\(srtpProfile)'")
         }
+        // A bad key is a bad command line (exit 2), as it is for the sender.
+        if let srtpKey, let profile = SRTPProfile(name: srtpProfile) {
+            do { _ = try SRTPMasterKey(profile: profile, base64: srtpKey) } catch {
+                throw ValidationError("--srtp-key: \(error)")
+            }
+        }
     }
 
     func run() throws {

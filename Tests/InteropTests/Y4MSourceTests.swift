@@ -15,6 +15,25 @@ import Testing
         #expect(run.stderr.contains("bad.y4m") && run.stderr.contains("444"))
     }
 
+    @Test func aHeaderWithNoFramesIsAnErrorNotAnEmptyShare() throws {
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let empty = dir.appendingPathComponent("empty.y4m")
+        try Data("YUV4MPEG2 W64 H64 F20:1\n".utf8).write(to: empty)
+        let run = try Tools.run(Tools.rtcshare, ["--source", "y4m:\(empty.path)", "--output",
+                                                 dir.appendingPathComponent("o.ivf").path, "--quiet"])
+        #expect(run.status != 0)
+        #expect(run.stderr.split(separator: "\n").count == 1 && run.stderr.contains("no frames"), "stderr: \(run.stderr)")
+    }
+
+    @Test func planThatDoesNotFitExitsNonZeroAndABadReceiverKeyIsACommandLineError() throws {
+        let tooBig = try Tools.run(Tools.rtcshare, ["plan", "--size", "1920x1080"])
+        #expect(tooBig.status == 1, "plan printed DOES NOT FIT: \(String(decoding: tooBig.stdout, as: UTF8.self))")
+        #expect(try Tools.run(Tools.rtcshare, ["plan", "--size", "640x360"]).status == 0)
+        let badKey = try Tools.run(Tools.rtcshare, ["receive", "--listen", "127.0.0.1:5000", "--srtp-key", "bad"])
+        #expect(badKey.status == 2, "as the sender's: \(badKey.stderr)")
+    }
+
     @Test func unreadableFileIsOneClearErrorLine() throws {
         let run = try Tools.run(Tools.rtcshare, ["--source", "y4m:/nonexistent/clip.y4m", "--output", "/tmp/never.ivf"])
         #expect(run.status != 0)
