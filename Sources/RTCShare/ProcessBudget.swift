@@ -19,8 +19,10 @@ public final class ProcessBudget: Sendable {
     }
 
     /// Bytes not yet reserved by any share.
-    public var availableBytes: Int {
-        reserved.withLock { capBytes - sharedBytes - $0.values.reduce(0, +) }
+    public var availableBytes: Int { reserved.withLock { left(after: $0) } }
+
+    private func left(after reservations: [String: Int]) -> Int {
+        capBytes - sharedBytes - reservations.values.reduce(0, +)
     }
 
     /// Bytes reserved by running (or prepared) shares.
@@ -31,8 +33,8 @@ public final class ProcessBudget: Sendable {
     func reserve(_ bytes: Int, for name: String) throws(ShareError) -> Reservation {
         let key = "\(name)#\(nextID.add(1, ordering: .relaxed).newValue)"
         let left: Int? = reserved.withLock { r in
-            let left = capBytes - sharedBytes - r.values.reduce(0, +)
-            guard bytes <= left else { return left }
+            let room = self.left(after: r)
+            guard bytes <= room else { return room }
             r[key] = bytes
             return nil
         }

@@ -245,9 +245,7 @@ private func configuration(_ c: rtcshare_config, error: inout String) -> ShareAg
         do {
             if let token = string(c.whip_token) { whip.token = try WHIPToken(token) }
             if let bind = string(c.whip_bind) {
-                let zero = bind.hasSuffix(":0")
-                whip.bindAddress = try SocketAddress(parsing: zero ? String(bind.dropLast(2)) + ":1" : bind)
-                if zero { whip.bindAddress = whip.bindAddress?.with(port: 0) }
+                whip.bindAddress = try SocketAddress(parsingBindAddress: bind)
             }
         } catch let e {
             error = "whip: \(e)"

@@ -96,6 +96,13 @@ public struct SocketAddress: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// `host:port` for a socket to bind, where port 0 means "any free port".
+    public init(parsingBindAddress text: String) throws(SocketError) {
+        let (host, port) = try Self.split(text.hasSuffix(":0") ? String(text.dropLast(2)) + ":1" : text)
+        try self.init(host: host, port: port)
+        if text.hasSuffix(":0") { self.port = 0 }
+    }
+
     /// The same host with another port.
     public func with(port: Int) -> SocketAddress {
         var copy = self

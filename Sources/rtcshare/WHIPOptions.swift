@@ -40,7 +40,7 @@ struct WHIPOptions: CommandLineOptions {
         }
         guard !(token != nil && tokenFile != nil) else { throw ValidationError("give --token or --token-file, not both") }
         if let whipBind {
-            do { _ = try SocketAddress(parsing: whipBind.hasSuffix(":0") ? String(whipBind.dropLast(2)) + ":1" : whipBind) } catch {
+            do { _ = try SocketAddress(parsingBindAddress: whipBind) } catch {
                 throw ValidationError("--whip-bind: \(error)")
             }
         }
@@ -60,9 +60,7 @@ struct WHIPOptions: CommandLineOptions {
         }
         if let whipBind {
             do {
-                let port = whipBind.hasSuffix(":0")
-                c.bindAddress = try SocketAddress(parsing: port ? String(whipBind.dropLast(2)) + ":1" : whipBind)
-                if port { c.bindAddress = c.bindAddress?.with(port: 0) }
+                c.bindAddress = try SocketAddress(parsingBindAddress: whipBind)
             } catch {
                 throw ValidationError("--whip-bind: \(error)")
             }

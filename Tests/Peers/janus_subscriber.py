@@ -30,26 +30,11 @@ import uuid
 
 import aiohttp
 from aiortc import RTCPeerConnection, RTCSessionDescription
+
+from frame_marker import read_marker  # beside this script, on its sys.path
 from aiortc.mediastreams import MediaStreamError
 
 log = logging.getLogger("janus-sub")
-
-
-def read_marker(frame):
-    """(counter, capture_time) from a decoded frame, or None when a block is not clearly 0 or 1."""
-    if frame.width < 256 or frame.height < 32:
-        return None
-    y = frame.to_ndarray(format="yuv420p")[:32, :256].astype("int32")
-    rows = []
-    for r in range(2):
-        value = 0
-        for b in range(32):
-            mean = y[r * 16:(r + 1) * 16, b * 8:(b + 1) * 8].mean()
-            if 60 < mean < 190:  # neither black (16) nor white (235): not a marker
-                return None
-            value = (value << 1) | (1 if mean > 128 else 0)
-        rows.append(value)
-    return rows[0], rows[1]
 
 
 class Janus:
