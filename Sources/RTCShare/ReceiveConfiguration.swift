@@ -47,6 +47,25 @@ public struct ReceiveConfiguration: Sendable {
     public var freezeThresholdMicroseconds: Int64 = 200_000
     public var nack = NackGenerator.Configuration()
 
+    /// The receive core's part of it.
+    public var transport: RTPReceiverConfiguration {
+        var t = RTPReceiverConfiguration()
+        t.protection = protection
+        t.videoPayloadType = videoPayloadType
+        t.rtxPayloadType = rtxPayloadType
+        t.audioPayloadType = audioPayloadType
+        t.videoSSRC = videoSSRC
+        t.audioSSRC = audioSSRC
+        t.videoJitterPackets = videoJitterPackets
+        t.audioJitterPackets = audioJitterPackets
+        t.minimumJitterWaitMicroseconds = minimumJitterWaitMicroseconds
+        t.maximumJitterWaitMicroseconds = maximumJitterWaitMicroseconds
+        t.maxFrameBytes = maxFrameBytes
+        t.reportIntervalMicroseconds = reportIntervalMicroseconds
+        t.nack = nack
+        return t
+    }
+
     public init(videoListen: SocketAddress, audioListen: SocketAddress? = nil, protection: SRTPMasterKey? = nil) {
         self.videoListen = videoListen
         self.audioListen = audioListen

@@ -95,87 +95,52 @@ public final class ReceiveSession: Sendable {
     }
 }
 
-/// The state of one `run`: everything allocated once at its start.
-final class ReceiveLoop {
+/// The state of one `run`: the receive core (`RTPReceiver`) and what sits at its edges — the
+/// sockets, the decoders, the frame-marker statistics and the output files — all made once at
+/// its start.
+final class ReceiveLoop: RTPReceiverOutput {
     /// Where a stream's RTCP goes back: the socket it came in on and the address it came from.
     struct Peer {
         var socket: Int
         var address: SocketAddress
     }
 
-    static let datagramBytes = 2048
     static let maxDatagramsPerWake = 64
-    static let maxNackNumbers = 128
-    /// libsrtp2's srtp_err_status_replay_fail and srtp_err_status_replay_old.
-    static let srtpReplayFail: Int32 = 9
-    static let srtpReplayOld: Int32 = 10
 
     let configuration: ReceiveConfiguration
     let sockets: [UDPSocket]
     let budget: MemoryBudget
-    var videoJitter: JitterBuffer
-    var audioJitter: JitterBuffer
-    var unprotector: SRTPContext?
-    var protector: SRTPContext?
+    let core: RTPReceiver
     let decoder: VP8Decoder
     let opus: OpusDecoder
-    var depacketizer = VP8Depacketizer()
-    var nack: NackGenerator
-    var keyframes = KeyframeRequestLimiter()
     var markers: FrameMarkerStatistics
-    var videoStats: ReceiveStatistics?
-    var audioStats: ReceiveStatistics?
-    var videoSSRC: UInt32?
-    var audioSSRC: UInt32?
     var videoPeer: Peer?
     var audioPeer: Peer?
-    let ssrc: UInt32
-    let cname: String
     var report = ReceiveReport()
-    var waitingForKeyframe = true
-    /// The newest VP8 PictureID (15 bits) assembled; gaps after it are frames lost.
-    var lastPictureID: UInt16?
-    var pictureIDGaps: UInt64 = 0
-    var smoothedRTT: Int64?
     var y4m: Y4MFileWriter?
     var wav: WAVFileWriter?
     var outputError: ShareError?
 
     // Fixed buffers.
     let inbox: UnsafeMutableRawBufferPointer
-    let unwrapped: UnsafeMutableRawBufferPointer
-    let frame: UnsafeMutableRawBufferPointer
-    let outbox: UnsafeMutableRawBufferPointer
     let pcm: UnsafeMutableBufferPointer<Int16>
-    let nackNumbers: UnsafeMutableBufferPointer<UInt16>
-    let nackEntries: UnsafeMutableBufferPointer<RTCPNackEntry>
 
     init(configuration c: ReceiveConfiguration, video: UDPSocket, audio: UDPSocket?,
          rtcp: [UDPSocket]) throws(ShareError) {
         configuration = c
         sockets = (audio.map { [video, $0] } ?? [video]) + rtcp
-        let slot = Self.datagramBytes
-        let jitterBytes = JitterBuffer.bytes(capacity: c.videoJitterPackets, slotBytes: slot)
-            + JitterBuffer.bytes(capacity: c.audioJitterPackets, slotBytes: slot)
+        let wire = c.transport
         do {
-            budget = try MemoryBudget(capBytes: jitterBytes + (256 << 10))
-            videoJitter = try JitterBuffer(budget: budget, capacity: c.videoJitterPackets, slotBytes: slot,
-                                           waitMicroseconds: c.minimumJitterWaitMicroseconds)
-            audioJitter = try JitterBuffer(budget: budget, capacity: c.audioJitterPackets, slotBytes: slot,
-                                           waitMicroseconds: c.minimumJitterWaitMicroseconds)
+            budget = try MemoryBudget(capBytes: wire.budgetBytes + (256 << 10))
         } catch {
             throw .doesNotFit("receive buffers: \(error)")
         }
-        if let key = c.protection {
-            do {
-                unprotector = try SRTPContext(key: key, direction: .receiver)
-                protector = try SRTPContext(key: key, direction: .sender)
-            } catch {
-                throw .invalidConfiguration("srtp: \(error)")
-            }
-        } else {
-            unprotector = nil
-            protector = nil
+        do {
+            core = try RTPReceiver(configuration: wire, budget: budget, random: SystemRandomNumberGenerator())
+        } catch .outOfMemory(let m) {
+            throw .doesNotFit(m)
+        } catch {
+            throw .invalidConfiguration("srtp: \(error)")
         }
         do {
             decoder = try VP8Decoder()
@@ -183,22 +148,9 @@ final class ReceiveLoop {
         } catch {
             throw .pipeline("decoder: \(error)")
         }
-        nack = NackGenerator(configuration: c.nack)
         markers = FrameMarkerStatistics(freezeThresholdMicroseconds: c.freezeThresholdMicroseconds)
-        videoSSRC = c.videoSSRC
-        audioSSRC = c.audioSSRC
-        var rng = SystemRandomNumberGenerator()
-        ssrc = UInt32.random(in: 1...UInt32.max, using: &rng)
-        cname = "rx-" + String((0..<12).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement(using: &rng)! })
-
-        inbox = .allocate(byteCount: slot + SRTPProfile.requiredTailroom, alignment: 16)
-        unwrapped = .allocate(byteCount: slot, alignment: 16)
-        frame = .allocate(byteCount: max(c.maxFrameBytes, 4096), alignment: 16)
-        outbox = .allocate(byteCount: 1500 + SRTPProfile.requiredTailroom, alignment: 16)
+        inbox = .allocate(byteCount: RTPReceiverConfiguration.datagramBytes + SRTPProfile.requiredTailroom, alignment: 16)
         pcm = .allocate(capacity: OpusDecoder.maximumFrameSamples * 2)
-        nackNumbers = .allocate(capacity: Self.maxNackNumbers)
-        nackEntries = .allocate(capacity: Self.maxNackNumbers)
-        nackEntries.initialize(repeating: RTCPNackEntry(pid: 0, blp: 0))
 
         y4m = try c.y4mPath.map { p throws(ShareError) in try Y4MFileWriter(path: p, frameRate: c.y4mFramesPerSecond) }
         wav = try c.audioOutputPath.map { p throws(ShareError) in try WAVFileWriter(path: p, channels: c.audioChannels) }
@@ -206,12 +158,7 @@ final class ReceiveLoop {
 
     deinit {
         inbox.deallocate()
-        unwrapped.deallocate()
-        frame.deallocate()
-        outbox.deallocate()
         pcm.deallocate()
-        nackNumbers.deallocate()
-        nackEntries.deallocate()
     }
 
     // MARK: the loop
@@ -221,7 +168,6 @@ final class ReceiveLoop {
         let end = configuration.durationMicroseconds.map { start + $0 }
         var lastArrival: Int64? = nil
         var byeDeadline: Int64? = nil
-        var nextReport = start + configuration.reportIntervalMicroseconds
 
         while true {
             var now = MonotonicClock.now().microseconds
@@ -234,195 +180,57 @@ final class ReceiveLoop {
             if let bye = byeDeadline, now >= bye { report.stopReason = "bye"; break }
 
             // Wait for a datagram, a stop request or the earliest timer.
-            var wake = nextReport
+            var wake = Int64.max
             func earliest(_ d: Int64?) { if let d { wake = min(wake, d) } }
-            earliest(videoJitter.nextDeadline)
-            earliest(audioJitter.nextDeadline)
-            earliest(nack.nextDeadline)
-            earliest(videoPeer == nil ? nil : keyframes.nextDeadline)
+            earliest(core.nextDeadline?.microseconds)
             earliest(end)
             earliest(byeDeadline)
             earliest(lastArrival.map { $0 + configuration.idleTimeoutMicroseconds })
-            events.wait(until: MediaTime(microseconds: wake))
+            events.wait(until: wake == Int64.max ? nil : MediaTime(microseconds: wake))
 
             for s in sockets.indices {
                 for _ in 0..<Self.maxDatagramsPerWake {
-                    let result = sockets[s].receive(into: UnsafeMutableRawBufferPointer(rebasing: inbox[0..<Self.datagramBytes]))
+                    let result = sockets[s].receive(into: UnsafeMutableRawBufferPointer(
+                        rebasing: inbox[0..<RTPReceiverConfiguration.datagramBytes]))
                     guard case .datagram(let count, let from) = result else { break }
                     now = MonotonicClock.now().microseconds
                     if lastArrival == nil { onNotice("receiving from \(from)") }
                     lastArrival = now
-                    if handleDatagram(count: count, socket: s, from: from, now: now) && byeDeadline == nil {
-                        byeDeadline = now + 300_000
+                    switch core.receive(datagram: inbox, count: count, at: MediaTime(microseconds: now)) {
+                    case .video:
+                        if videoPeer == nil || videoPeer!.socket == s { videoPeer = Peer(socket: s, address: from) }
+                    case .audio:
+                        if audioPeer == nil || audioPeer!.socket == s { audioPeer = Peer(socket: s, address: from) }
+                    case .control(let goodbye):
+                        if goodbye && byeDeadline == nil { byeDeadline = now + 300_000 }
+                    case .dropped:
+                        break
                     }
                 }
             }
-            now = MonotonicClock.now().microseconds
-            drainVideo(now: now)
-            drainAudio(now: now)
-            sendFeedback(now: now, onNotice: onNotice)
-            if now >= nextReport {
-                sendReports(now: now)
-                nextReport = now + configuration.reportIntervalMicroseconds
-            }
+            let plis = core.stats.plis
+            core.poll(at: MonotonicClock.now(), output: self)
+            if core.stats.plis > plis && core.stats.plis <= 3 { onNotice("asked for a keyframe (PLI)") }
         }
         // Whatever is still held goes out (holes as lost) so the counts are final.
-        let flush = Int64.max / 4
-        drainVideo(now: flush)
-        drainAudio(now: flush)
+        core.drain(at: MediaTime(microseconds: Int64.max / 4), output: self)
         return finish(elapsed: MonotonicClock.now().microseconds - start)
     }
 
-    // MARK: datagrams
+    // MARK: the core's output
 
-    /// Handles one datagram in `inbox`; returns true when it was an RTCP BYE from the sender.
-    func handleDatagram(count: Int, socket: Int, from: SocketAddress, now: Int64) -> Bool {
-        guard count >= 2 else {
-            report.malformed += 1
-            return false
-        }
-        let buffer = UnsafeMutableRawBufferPointer(rebasing: inbox[0..<(count + SRTPProfile.requiredTailroom)])
-        if (192...223).contains(inbox[1]) {
-            return handleRTCP(buffer, count: count, now: now)
-        }
-        var length = count
-        if unprotector != nil {
-            do {
-                length = try unprotector!.unprotectRTP(buffer, length: count)
-            } catch {
-                // A replayed packet (a second retransmission of one already received) is a
-                // duplicate; anything else failed authentication.
-                if case .srtp(_, let status) = error,
-                   status == Self.srtpReplayFail || status == Self.srtpReplayOld {
-                    report.packetsDuplicate += 1
-                } else {
-                    report.srtpFailures += 1
-                }
-                return false
-            }
-        }
-        let packet = UnsafeRawBufferPointer(rebasing: inbox[0..<length])
-        let parsed: RTPParsedPacket
-        do { parsed = try RTPHeader.parse(packet) } catch {
-            report.malformed += 1
-            return false
-        }
-        let pt = parsed.header.payloadType
-        if pt == configuration.videoPayloadType {
-            if videoPeer == nil || videoPeer!.socket == socket { videoPeer = Peer(socket: socket, address: from) }
-            handleVideo(packet, parsed, isRetransmission: false, now: now)
-        } else if let rtx = configuration.rtxPayloadType, pt == rtx {
-            guard let media = videoSSRC else { return false }  // nothing to restore it to yet
-            do {
-                let n = try RTXPacketizer.unwrap(rtx: packet, originalSSRC: media,
-                                                 originalPayloadType: configuration.videoPayloadType,
-                                                 into: unwrapped)
-                let original = UnsafeRawBufferPointer(rebasing: unwrapped[0..<n])
-                let p = try RTPHeader.parse(original)
-                handleVideo(original, p, isRetransmission: true, now: now)
-            } catch {
-                // Padding-only RTX (probing) carries no packet; not an error worth more.
-                report.malformed += 1
-            }
-        } else if pt == configuration.audioPayloadType {
-            if audioPeer == nil || audioPeer!.socket == socket { audioPeer = Peer(socket: socket, address: from) }
-            handleAudio(packet, parsed, now: now)
-        } else {
-            report.malformed += 1
-        }
-        return false
+    func transmit(_ datagram: UnsafeRawBufferPointer, route: RTPRoute) {
+        let peer = route == .audioRTCP || route == .audioRTP ? audioPeer : videoPeer
+        guard let peer else { return }
+        _ = sockets[peer.socket].send(datagram, to: peer.address)
     }
 
-    func handleVideo(_ packet: UnsafeRawBufferPointer, _ parsed: RTPParsedPacket, isRetransmission: Bool, now: Int64) {
-        let h = parsed.header
-        if videoSSRC == nil { videoSSRC = h.ssrc }
-        guard h.ssrc == videoSSRC else {
-            report.malformed += 1
-            return
-        }
-        if videoStats == nil { videoStats = ReceiveStatistics(ssrc: h.ssrc, clockRate: 90_000) }
-        report.packets += 1
-        report.bytes += UInt64(packet.count)
-        let sinceNack = nack.packetReceived(sequenceNumber: h.sequenceNumber, now: now)
-        // A repair (RTX, or a plain resend answering a NACK) does not count as received, so the
-        // reports carry the loss before repair: the sender's rate control needs the path's loss.
-        videoStats!.received(sequenceNumber: h.sequenceNumber, rtpTimestamp: h.timestamp, arrival: now,
-                             isRetransmission: isRetransmission || sinceNack != nil)
-        if let sinceNack {
-            // A NACK's answer: the round trip (plus the sender's turnaround) sets the wait.
-            smoothedRTT = smoothedRTT.map { ($0 * 7 + sinceNack) / 8 } ?? sinceNack
-            let wait = min(max(2 * (smoothedRTT ?? 0), configuration.minimumJitterWaitMicroseconds),
-                           configuration.maximumJitterWaitMicroseconds)
-            videoJitter.waitMicroseconds = wait
-        }
-        switch videoJitter.insert(packet, sequenceNumber: h.sequenceNumber, now: now) {
-        case .stored: break
-        case .duplicate: report.packetsDuplicate += 1
-        case .late: report.packetsLate += 1
-        case .tooLarge, .overflow: report.malformed += 1
-        }
-    }
-
-    func handleAudio(_ packet: UnsafeRawBufferPointer, _ parsed: RTPParsedPacket, now: Int64) {
-        let h = parsed.header
-        if audioSSRC == nil { audioSSRC = h.ssrc }
-        guard h.ssrc == audioSSRC else { return }
-        if audioStats == nil { audioStats = ReceiveStatistics(ssrc: h.ssrc, clockRate: OpusPayload.clockRate) }
-        audioStats!.received(sequenceNumber: h.sequenceNumber, rtpTimestamp: h.timestamp, arrival: now)
-        report.audioPackets += 1
-        _ = audioJitter.insert(packet, sequenceNumber: h.sequenceNumber, now: now)
-    }
-
-    // MARK: video and audio out of the jitter buffers
-
-    func drainVideo(now: Int64) {
-        while let out = videoJitter.pop(now: now) {
-            switch out {
-            case .lost(let seq):
-                nack.abandon(sequenceNumber: seq)
-                report.packetsLost += 1
-            case .packet:
-                let result = videoJitter.withPacket(out) { bytes in depacketizer.push(packet: bytes, into: frame) }
-                guard let result else { continue }
-                if result.dropped != nil {
-                    waitingForKeyframe = true
-                    keyframes.request()
-                }
-                if let f = result.frame {
-                    notePictureID(f.pictureID)
-                    decode(f, now: now)
-                }
-            }
-        }
-    }
-
-    /// PictureIDs go up by one per encoded frame (mod 2^15): a jump forward means frames that
-    /// were given up or never arrived; an older ID (late, duplicate) changes nothing.
-    func notePictureID(_ id: UInt16?) {
-        guard let id else { return }
-        if let last = lastPictureID {
-            let ahead = (id &- last) & 0x7FFF
-            guard ahead != 0 && ahead < 0x4000 else { return }
-            pictureIDGaps += UInt64(ahead - 1)
-        }
-        lastPictureID = id
-    }
-
-    func decode(_ f: VP8AssembledFrame, now: Int64) {
-        if f.isKeyframe {
-            report.keyframes += 1
-            waitingForKeyframe = false
-            keyframes.keyframeReceived()
-        } else if waitingForKeyframe {
-            report.framesUndecodable += 1
-            keyframes.request()
-            return
-        }
+    func videoFrame(_ frame: VP8AssembledFrame, bytes: UnsafeRawBufferPointer) {
         do {
-            _ = try decoder.decode(UnsafeRawBufferPointer(rebasing: frame[0..<f.byteCount])) { picture throws(MediaError) in
+            _ = try decoder.decode(bytes) { picture throws(MediaError) in
                 let y = picture.plane(0)
                 let marker = FrameMarker.read(luma: y.base, stride: y.stride, width: y.width, rows: y.rows)
-                // Timed when decoded (not `now`, which is a flush time at the end).
+                // Timed when decoded (not the poll time, which is a flush time at the end).
                 markers.frameDecoded(marker: marker, now: MonotonicClock.now().microseconds)
                 report.width = picture.width
                 report.height = picture.height
@@ -433,144 +241,34 @@ final class ReceiveLoop {
                 }
             }
         } catch {
-            report.framesUndecodable += 1
-            waitingForKeyframe = true
-            keyframes.request()
+            core.decodeFailed()
         }
     }
 
-    func drainAudio(now: Int64) {
-        while let out = audioJitter.pop(now: now) {
-            var samples = 0
-            switch out {
-            case .lost:
-                samples = (try? opus.decode(nil, into: pcm)) ?? 0
-                report.audioConcealed += 1
-            case .packet:
-                let decoded: Int?? = audioJitter.withPacket(out) { bytes in
-                    guard let parsed = try? RTPHeader.parse(bytes) else { return nil }
-                    return try? opus.decode(UnsafeRawBufferPointer(rebasing: bytes[parsed.payloadRange]), into: pcm)
-                }
-                if let n = decoded ?? nil {
-                    samples = n
-                    report.audioDecoded += 1
-                } else {
-                    samples = (try? opus.decode(nil, into: pcm)) ?? 0
-                    report.audioConcealed += 1
-                }
-            }
-            if let wav, outputError == nil, samples > 0 {
-                do { try wav.append(UnsafeBufferPointer(rebasing: pcm[0..<(samples * opus.channels)])) } catch {
-                    outputError = error
-                }
+    func audioPacket(_ payload: UnsafeRawBufferPointer?) {
+        var samples = 0
+        if let payload, let n = try? opus.decode(payload, into: pcm) {
+            samples = n
+            report.audioDecoded += 1
+        } else {
+            samples = (try? opus.decode(nil, into: pcm)) ?? 0
+            report.audioConcealed += 1
+        }
+        if let wav, outputError == nil, samples > 0 {
+            do { try wav.append(UnsafeBufferPointer(rebasing: pcm[0..<(samples * opus.channels)])) } catch {
+                outputError = error
             }
         }
-    }
-
-    // MARK: RTCP in
-
-    func handleRTCP(_ buffer: UnsafeMutableRawBufferPointer, count: Int, now: Int64) -> Bool {
-        var length = count
-        if unprotector != nil {
-            do { length = try unprotector!.unprotectRTCP(buffer, length: count) } catch {
-                report.srtpFailures += 1
-                return false
-            }
-        }
-        report.rtcpReceived += 1
-        var bye = false
-        do {
-            try RTCPParser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<length])) { item in
-                switch item {
-                case .senderReport(let info):
-                    report.sendersReportsReceived += 1
-                    if info.ssrc == videoSSRC { videoStats?.senderReportReceived(ntpTime: info.ntpTime, arrival: now) }
-                    if info.ssrc == audioSSRC { audioStats?.senderReportReceived(ntpTime: info.ntpTime, arrival: now) }
-                case .goodbye(let s, _):
-                    if s == videoSSRC {
-                        report.byeReceived = true
-                        bye = true
-                    }
-                default:
-                    break
-                }
-            }
-        } catch {
-            report.malformed += 1
-        }
-        return bye
-    }
-
-    // MARK: RTCP out
-
-    func sendFeedback(now: Int64, onNotice: (String) -> Void) {
-        guard let peer = videoPeer, let media = videoSSRC else { return }
-        let n = nack.collectDue(now: now, roundTripMicroseconds: smoothedRTT, into: nackNumbers)
-        if n > 0 {
-            let m = RTCPNackEntry.minimalEntries(lost: UnsafeMutableBufferPointer(rebasing: nackNumbers[0..<n]),
-                                                 into: nackEntries)
-            let fb = RTCPGenericNack(sender: ssrc, media: media, entries: Array(nackEntries[0..<m]))
-            if send(feedback: fb, to: peer) { report.nackPackets += 1 }
-        }
-        if nack.takeKeyframeRequest() { keyframes.request() }
-        if keyframes.takeDue(now: now) {
-            if send(feedback: RTCPPictureLossIndication(sender: ssrc, media: media), to: peer) {
-                report.plis += 1
-                if report.plis <= 3 { onNotice("asked for a keyframe (PLI)") }
-            }
-        }
-    }
-
-    /// RR (no blocks) + SDES + one feedback packet, as one compound (RFC 4585 §3.1).
-    @discardableResult
-    func send(feedback: some RTCPWritable, to peer: Peer) -> Bool {
-        var n = 0
-        do {
-            n += try RTCPReceiverReport(ssrc: ssrc).write(into: outbox, at: n)
-            n += try RTCPSourceDescription(ssrc: ssrc, cname: cname).write(into: outbox, at: n)
-            n += try feedback.write(into: outbox, at: n)
-        } catch {
-            return false
-        }
-        return transmit(length: n, to: peer)
-    }
-
-    func sendReports(now: Int64) {
-        if let peer = videoPeer, let block = videoStats?.makeReportBlock(now: now) {
-            sendReport(block, to: peer)
-        }
-        if let peer = audioPeer, let block = audioStats?.makeReportBlock(now: now) {
-            sendReport(block, to: peer)
-        }
-    }
-
-    func sendReport(_ block: RTCPReportBlock, to peer: Peer) {
-        var n = 0
-        do {
-            n += try RTCPReceiverReport(ssrc: ssrc, reportBlocks: [block]).write(into: outbox, at: n)
-            n += try RTCPSourceDescription(ssrc: ssrc, cname: cname).write(into: outbox, at: n)
-        } catch {
-            return
-        }
-        transmit(length: n, to: peer)
-    }
-
-    @discardableResult
-    func transmit(length: Int, to peer: Peer) -> Bool {
-        var n = length
-        if protector != nil {
-            do { n = try protector!.protectRTCP(outbox, length: length) } catch { return false }
-        }
-        return sockets[peer.socket].send(UnsafeRawBufferPointer(rebasing: outbox[0..<n]), to: peer.address) == .sent
     }
 
     // MARK: the end
 
     func finish(elapsed: Int64) -> ReceiveReport {
         var r = report
+        let s = core.stats
         r.elapsedMicroseconds = elapsed
         r.frames = markers.frames
-        r.framesLost = pictureIDGaps + report.framesUndecodable
+        r.framesLost = s.pictureIDGaps + s.framesUndecodable
         r.framesSkipped = markers.skipped
         r.framesRepeated = markers.repeated
         r.framesOutOfOrder = markers.outOfOrder
@@ -580,10 +278,25 @@ final class ReceiveLoop {
         r.latencyP50Microseconds = markers.latency.percentile(50)
         r.latencyP99Microseconds = markers.latency.percentile(99)
         r.latencyMaxMicroseconds = markers.latency.count > 0 ? markers.latency.maximumMicroseconds : nil
-        r.framesIncomplete = depacketizer.framesDropped
-        r.packetsNacked = nack.counters.nacked
-        r.packetsRecovered = nack.counters.recovered
-        r.jitterMicroseconds = videoStats?.jitterMicroseconds ?? 0
+        r.framesUndecodable = s.framesUndecodable
+        r.framesIncomplete = core.framesIncomplete
+        r.keyframes = s.keyframes
+        r.packets = s.packets
+        r.packetsLost = s.packetsLost
+        r.packetsNacked = core.nackCounters.nacked
+        r.packetsRecovered = core.nackCounters.recovered
+        r.packetsDuplicate = s.packetsDuplicate
+        r.packetsLate = s.packetsLate
+        r.nackPackets = s.nackPackets
+        r.plis = s.plis
+        r.bytes = s.bytes
+        r.jitterMicroseconds = core.videoJitterMicroseconds
+        r.audioPackets = s.audioPackets
+        r.srtpFailures = s.srtpFailures
+        r.malformed = s.malformed
+        r.rtcpReceived = s.rtcpReceived
+        r.sendersReportsReceived = s.senderReportsReceived
+        r.byeReceived = s.byeReceived
         if let y4m {
             r.y4mSkippedFrames = y4m.skipped
             do { try y4m.close() } catch { outputError = outputError ?? error }

@@ -154,10 +154,14 @@ public struct NackGenerator: Sendable {
         return max(0, now - m.firstRequest)
     }
 
-    /// The jitter buffer gave `sequenceNumber` up: stop asking for it.
-    public mutating func abandon(sequenceNumber: UInt16) {
-        guard highest != nil, let p = find(extend(sequenceNumber)) else { return }
+    /// The jitter buffer gave `sequenceNumber` up: stop asking for it. Returns when it was
+    /// first asked for, if it was (an answer arriving later still measures the round trip).
+    @discardableResult
+    public mutating func abandon(sequenceNumber: UInt16) -> Int64? {
+        guard highest != nil, let p = find(extend(sequenceNumber)) else { return nil }
+        let m = ring[index(p)]
         remove(at: p)
+        return m.tries > 0 ? m.firstRequest : nil
     }
 
     /// Writes the numbers to NACK at `now` into `output` (oldest first; at most its count) and
