@@ -40,6 +40,7 @@ let package = Package(
         harness("fuzz-ipc"),   // IPCMessage + IPCProducerStateMachine
         harness("fuzz-y4m"),   // Y4MHeader
         harness("fuzz-rx"),    // JitterBuffer, NackGenerator, ReceiveStatistics
+        harness("fuzz-receiver"),  // RTPReceiver: whole datagrams, time, polls (the receive core)
         harness("fuzz-addr"),  // SocketAddress(parsing:) (numeric hosts only: no DNS)
         harness("fuzz-whip-answer", [whip]),  // WebRTCAnswer.parse (a WHIP server's SDP answer)
         harness("fuzz-stun", [ice]),       // STUNMessage + integrity/fingerprint checks + looksLikeSTUN

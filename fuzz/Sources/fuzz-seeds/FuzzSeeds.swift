@@ -57,6 +57,7 @@ enum FuzzSeeds {
         }
         for (name, bytes) in ipcSeeds() { put("fuzz-ipc", name, bytes) }
         for (name, bytes) in rxSeeds() { put("fuzz-rx", name, bytes) }
+        for (name, bytes) in receiverSeeds() { put("fuzz-receiver", name, bytes) }
         for (name, text) in y4mSeeds() { put("fuzz-y4m", name, Array(text.utf8)) }
         for (name, text) in addrSeeds() { put("fuzz-addr", name, Array(text.utf8)) }
         print("fuzz-seeds: \(written) files under \(root)")
@@ -310,6 +311,35 @@ func rxSeeds() -> [(String, [UInt8])] {
     burst += at(0, 5) + at(200, 5) + at(16, 5) + ev(wait, 0) + ev(pop, 0)
     burst += ev(time | 0x08, 255) + ev(nack, 1) + ev(pop, 0)
     return [("in-order-wrap", inOrder), ("loss-nack", loss), ("restart", restart), ("burst", burst)]
+}
+
+// MARK: - the receive core (fuzz-receiver layout: 1 flag byte, then events)
+
+func receiverSeeds() -> [(String, [UInt8])] {
+    /// A built VP8 packet: seq + `delta`, timestamp step, bits (1 new picture, 2 marker, 4 start,
+    /// 8 keyframe), payload length; `rtx` / `audio` choose the stream.
+    func packet(_ delta: Int8, step: UInt8, bits: UInt8, length: UInt8, rtx: Bool = false, audio: Bool = false) -> [UInt8] {
+        [0x01 | (rtx ? 8 : 0) | (audio ? 16 : 0), UInt8(bitPattern: delta), step, bits, length]
+    }
+    let poll: [UInt8] = [0x03]
+    func wait(_ ms: UInt8) -> [UInt8] { [0x02, ms] }
+    // A keyframe in two packets, then delta frames, audio beside, polls between.
+    var flow: [UInt8] = [0x03]
+    flow += packet(1, step: 10, bits: 1 | 4 | 8, length: 200) + packet(1, step: 0, bits: 2 | 8, length: 100) + poll
+    for _ in 0..<8 {
+        flow += packet(1, step: 10, bits: 1 | 2 | 4, length: 80) + packet(1, step: 0, bits: 0, length: 60, audio: true)
+        flow += wait(50) + poll
+    }
+    // A hole, NACK time, the packet again on the RTX stream, then a late one.
+    var loss: [UInt8] = [0x03]
+    loss += packet(1, step: 10, bits: 1 | 2 | 4 | 8, length: 100) + poll
+    loss += packet(2, step: 10, bits: 1 | 2 | 4, length: 100) + wait(10) + poll
+    loss += packet(-1, step: 246, bits: 1 | 2 | 4, length: 100, rtx: true) + wait(30) + poll
+    loss += packet(3, step: 20, bits: 1 | 2 | 4, length: 90) + [0x06, 1] + poll
+    // A raw datagram: an RTCP BYE (plain), and garbage.
+    let bye: [UInt8] = [0x81, 203, 0, 1, 0x11, 0x11, 0x22, 0x22]
+    let raw: [UInt8] = [0x00, 0, UInt8(bye.count)] + bye + [0x00, 0, 3, 0xFF, 0x00, 0x10] + poll
+    return [("flow", flow), ("loss-rtx", loss), ("raw", [0x01] + packet(1, step: 1, bits: 1 | 2 | 4 | 8, length: 10) + raw)]
 }
 
 // MARK: - text formats
