@@ -14,5 +14,6 @@
 #include "ccore/frame.h"
 #include "ccore/yuv.h"
 #include "ccore/pcm.h"
+#include "ccore/reclaim.h"
 
 #endif

@@ -25,8 +25,15 @@ public struct MemoryPlan: Sendable, Equatable {
     public var needsTransform: Bool
     public var capBytes: Int
 
+    /// The resident peak while the encoder starts, before its all-zero pages are given back
+    /// (0: not planned separately — the encoder line is its whole peak).
+    public var startupPeakBytes = 0
+
+    /// What the share holds once running.
     public var totalBytes: Int { items.reduce(0) { $0 + $1.bytes } }
-    public var fits: Bool { totalBytes <= capBytes }
+    /// The process's peak: running, or the encoder's start-up if that is higher.
+    public var peakBytes: Int { max(totalBytes, startupPeakBytes) }
+    public var fits: Bool { peakBytes <= capBytes }
 
     /// Source frames: the one kept for repeats (it is the encoder's input when no transform is
     /// needed) and the one being captured. A captured frame waits in the ring only until the
@@ -53,6 +60,23 @@ public enum MemoryPlanner {
         let fixed = 33.5 * 1_048_576 - perPixel * Double(1280 * 720)
         return Int(fixed + perPixel * Double(size.pixels))
     }
+    /// libvpx VP8 with its start-up zero pages given back (`reclaimEncoderStartupMemory`): what
+    /// stays resident once encoding. The token buffer is written again as far as the busiest
+    /// frame needs, so this is taken at a conservative 55 % of the whole (measured: 29.5 MiB
+    /// for a whole 1280x720 --peer share with audio once running, 18 MiB for libvpx alone
+    /// after 100 frames of busy content).
+    public static func vp8EncoderReclaimedBytes(_ size: PictureSize) -> Int {
+        vp8EncoderBytes(size) * 55 / 100
+    }
+    /// The peak-RSS growth while libvpx starts, before the zero pages go back: its memset of the
+    /// token buffer makes it all resident for a moment. Measured as the peak of a testsrc share
+    /// to a file (nothing else of size yet allocated, the encoder being made first): 34.7 MiB
+    /// at 1280x720 and 64.9 MiB at 1920x1080, less the runtime.
+    public static func vp8EncoderStartupBytes(_ size: PictureSize) -> Int {
+        let perPixel = (64.9 - 34.7) * 1_048_576 / Double(1920 * 1080 - 1280 * 720)
+        let fixed = (34.7 - 8.5) * 1_048_576 - perPixel * Double(1280 * 720)
+        return Int(fixed + perPixel * Double(size.pixels))
+    }
     /// Bookkeeping the budget keeps besides what the items count (block headers, alignment).
     static let budgetSlackBytes = 256 << 10
 
@@ -65,7 +89,9 @@ public enum MemoryPlanner {
                                && sourceWidth == output.width && sourceHeight == output.height)
         var items: [MemoryPlan.Item] = [
             .init(name: "runtime and libraries", bytes: runtimeBytes),
-            .init(name: "VP8 encoder \(output)", bytes: vp8EncoderBytes(output)),
+            configuration.reclaimEncoderStartupMemory
+                ? .init(name: "VP8 encoder \(output) (start-up zero pages given back)", bytes: vp8EncoderReclaimedBytes(output))
+                : .init(name: "VP8 encoder \(output)", bytes: vp8EncoderBytes(output)),
             .init(name: "source frames \(MemoryPlan.sourceSlots) x \(sourceWidth)x\(sourceHeight) \(sourceFormat)",
                   bytes: MemoryPlan.sourceSlots * frameBytes),
         ]
@@ -95,8 +121,14 @@ public enum MemoryPlanner {
         }
         budget += budgetSlackBytes
         items.append(.init(name: "budget bookkeeping", bytes: budgetSlackBytes))
-        return MemoryPlan(outputSize: output, items: items, budgetBytes: budget,
-                          needsTransform: needsTransform, capBytes: configuration.memoryCapBytes)
+        var plan = MemoryPlan(outputSize: output, items: items, budgetBytes: budget,
+                              needsTransform: needsTransform, capBytes: configuration.memoryCapBytes)
+        if configuration.reclaimEncoderStartupMemory {
+            // The encoder is made first (`ShareSession.prepareEncoder`): at its start only the
+            // runtime is resident beside it.
+            plan.startupPeakBytes = runtimeBytes + vp8EncoderStartupBytes(output)
+        }
+        return plan
     }
 
     /// Output sizes tried by `--size auto`, largest first (16:9, then the source's own shape).
@@ -157,7 +189,7 @@ extension MemoryPlanner {
             let p = plan(laidOut(asked))
             guard p.fits else {
                 let hint = largestFitting.map { "; the largest that fits is \($0) (or use --size auto)" } ?? ""
-                throw .doesNotFit("\(p.outputSize) needs \(p.totalBytes >> 20) MiB, over the \(configuration.memoryCapBytes >> 20) MiB cap\(hint)")
+                throw .doesNotFit("\(p.outputSize) needs \(p.peakBytes >> 20) MiB, over the \(configuration.memoryCapBytes >> 20) MiB cap\(hint)")
             }
             return p
         }

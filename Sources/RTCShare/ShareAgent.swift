@@ -78,8 +78,10 @@ public final class ShareAgent: @unchecked Sendable {
             -> (MemoryPlan, String?, PeerSink?, ProcessBudget.Reservation?, () throws(ShareError) -> ShareStats)
         {
             let plan = try MemoryPlanner.resolve(share, for: source)
-            let reservation = try processBudget?.reserve(plan.totalBytes - MemoryPlanner.runtimeBytes,
+            let reservation = try processBudget?.reserve(plan.peakBytes - MemoryPlanner.runtimeBytes,
                                                          for: source.name)
+            // The encoder first: its start-up peak then meets little else resident.
+            try session.prepareEncoder(for: plan.outputSize)
             let budget: MemoryBudget
             do {
                 budget = try MemoryBudget(capBytes: plan.budgetBytes)

@@ -20,6 +20,8 @@ public final class ShareSession: Sendable {
     /// Wakes the running loop for a request from another thread (nil when not running).
     private let waker = Mutex<EventLoopWaker?>(nil)
     private let onEvent: @Sendable (ShareEvent) -> Void
+    /// The encoder made before everything else (`prepareEncoder`), which `run` takes.
+    private let preparedEncoder = Mutex<VP8Encoder?>(nil)
 
     public init(configuration: ShareConfiguration,
                 onEvent: @escaping @Sendable (ShareEvent) -> Void = { _ in }) {
@@ -106,7 +108,13 @@ public final class ShareSession: Sendable {
         } catch {
             throw .source(error.description)
         }
-        var encoder = try makeEncoder(output)
+        var encoder: VP8Encoder
+        if let prepared = preparedEncoder.withLock({ $0.take() }), prepared.width == output.width,
+           prepared.height == output.height {
+            encoder = prepared
+        } else {
+            encoder = try makeEncoder(output)
+        }
         var sinks = extraSinks
         if let path = configuration.ivfPath {
             sinks.insert(try IVFSink(path: path, width: output.width, height: output.height), at: 0)
@@ -402,10 +410,19 @@ public final class ShareSession: Sendable {
 }
 
 extension ShareSession {
+    /// Makes the encoder now, before the share's other memory: libvpx zero-fills its token
+    /// buffer at init, and the pages given back after (`reclaimEncoderStartupMemory`) still
+    /// count in the process's peak unless little else is resident yet. `run` takes it.
+    public func prepareEncoder(for output: PictureSize) throws(ShareError) {
+        var encoder: VP8Encoder? = try makeEncoder(output)
+        preparedEncoder.withLock { $0 = encoder.take() }
+    }
+
     private func makeEncoder(_ output: PictureSize) throws(ShareError) -> VP8Encoder {
         var config = VP8Encoder.Configuration(width: output.width, height: output.height,
                                               bitrateKbps: configuration.bitrateKbps)
         config.frameRate = configuration.framesPerSecond
+        config.reclaimStartupZeroPages = configuration.reclaimEncoderStartupMemory
         do {
             return try VP8Encoder(config)
         } catch {

@@ -60,6 +60,10 @@ extension VP8Encoder {
         /// Buffer fullness (percent of optimal) under which the encoder drops frames to hold the
         /// bitrate; 0 never drops. A dropped frame produces no output and is counted.
         public var frameDropThreshold: Int = 30
+        /// Give back the all-zero pages libvpx wrote at init (`StartupZeroPages`: most of its
+        /// per-macroblock token buffer). Only when no other thread of the process allocates and
+        /// writes memory while an encoder starts; the CLI's share turns it on.
+        public var reclaimStartupZeroPages = false
 
         public init(width: Int, height: Int, bitrateKbps: Int) {
             self.width = width

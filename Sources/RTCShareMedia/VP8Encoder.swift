@@ -31,6 +31,8 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     /// The settings in force (the bitrate follows `setBitrate(kbps:)`).
     public private(set) var configuration: Configuration
     public private(set) var stats = Stats()
+    /// Bytes of all-zero pages given back after libvpx's init (`reclaimStartupZeroPages`).
+    public private(set) var startupBytesReclaimed = 0
 
     private var keyframePending = false
     private var lastAcceptedRequestMicroseconds: Int64?
@@ -106,12 +108,16 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         do throws(MediaError) {
             try MediaError.check(vpx: vpx_codec_enc_config_default(vpx_codec_vp8_cx(), codecConfig, 0))
             configuration.apply(to: &codecConfig.pointee)
-            try MediaError.check(vpx: rtcs_vpx_enc_init(context, codecConfig, 0), context: context)
-            opened = true
-            for (control, value) in configuration.controls {
-                try MediaError.check(vpx: rtcs_vpx_control_int(context, control, value),
-                                     context: context)
+            // libvpx runs one thread (`apply(to:)`): it starts none that could write meanwhile.
+            let (_, reclaimed) = try StartupZeroPages.around(enabled: configuration.reclaimStartupZeroPages) { () throws(MediaError) in
+                try MediaError.check(vpx: rtcs_vpx_enc_init(context, codecConfig, 0), context: context)
+                opened = true
+                for (control, value) in configuration.controls {
+                    try MediaError.check(vpx: rtcs_vpx_control_int(context, control, value),
+                                         context: context)
+                }
             }
+            startupBytesReclaimed = reclaimed
         } catch {
             cleanUp()
             throw error

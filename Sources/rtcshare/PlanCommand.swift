@@ -85,7 +85,11 @@ struct PlanCommand: CommandLineCommand {
         for item in plan.items {
             lines.append("  " + pad(item.name) + mib(item.bytes))
         }
-        lines.append("  " + pad("total") + mib(plan.totalBytes)
+        if plan.startupPeakBytes > 0 {
+            lines.append("  " + pad("running") + mib(plan.totalBytes))
+            lines.append("  " + pad("peak at encoder start-up (runtime + libvpx)") + mib(plan.startupPeakBytes))
+        }
+        lines.append("  " + pad("total") + mib(plan.peakBytes)
                      + (plan.fits ? "  fits" : "  DOES NOT FIT"))
         return lines.joined(separator: "\n")
     }

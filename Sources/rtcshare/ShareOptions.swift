@@ -122,6 +122,8 @@ struct ShareOptions: CommandLineOptions {
         c.bitrateKbps = bitrate
         c.memoryCapBytes = Self.parseBytes(memCap) ?? (50 << 20)
         c.audio = audioInput.map { AudioConfiguration(input: $0, bitrate: audioBitrate * 1000) }
+        // The CLI owns every thread of its process, and they allocate only at their start.
+        c.reclaimEncoderStartupMemory = true
         return c
     }
 }
