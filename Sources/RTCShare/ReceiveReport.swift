@@ -60,6 +60,12 @@ public struct ReceiveReport: Sendable, Equatable {
 
     public init() {}
 
+    /// Datagrams came but not one could be authenticated: the key or profile is not the
+    /// sender's (the receiver says so and exits non-zero).
+    public var nothingDecrypted: Bool {
+        srtpFailures > 0 && packets == 0 && audioPackets == 0 && rtcpReceived == 0
+    }
+
     private static func ms(_ us: Int64?) -> String {
         guard let us else { return "-" }
         let tenths = (us + 50) / 100

@@ -106,6 +106,8 @@ final class ReceiveLoop: RTPReceiverOutput {
     }
 
     static let maxDatagramsPerWake = 64
+    /// Failed authentications, with nothing decrypted, before the receiver warns of a wrong key.
+    static let failuresBeforeKeyWarning: UInt64 = 20
 
     let configuration: ReceiveConfiguration
     let sockets: [UDPSocket]
@@ -120,6 +122,7 @@ final class ReceiveLoop: RTPReceiverOutput {
     var y4m: Y4MFileWriter?
     var wav: WAVFileWriter?
     var outputError: ShareError?
+    var warnedAboutKey = false
 
     // Fixed buffers.
     let inbox: UnsafeMutableRawBufferPointer
@@ -207,6 +210,13 @@ final class ReceiveLoop: RTPReceiverOutput {
                         break
                     }
                 }
+            }
+            let s = core.stats
+            if !warnedAboutKey && s.srtpFailures >= Self.failuresBeforeKeyWarning
+                && s.packets + s.audioPackets + s.rtcpReceived == 0 {
+                warnedAboutKey = true
+                onNotice("\(s.srtpFailures) packets failed SRTP authentication and none decrypted yet: "
+                         + "is --srtp-key (and --srtp-profile) the sender's?")
             }
             let plis = core.stats.plis
             core.poll(at: MonotonicClock.now(), output: self)

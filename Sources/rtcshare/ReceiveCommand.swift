@@ -116,6 +116,10 @@ struct ReceiveCommand: CommandLineCommand {
             }
         }
         if let e = report.outputError { log.fail(e) }
+        if report.nothingDecrypted {
+            log.fail("\(report.srtpFailures) packets arrived and none could be decrypted: "
+                     + "the SRTP key or profile is not the sender's")
+        }
     }
 
     /// From --sdp, or from --listen and the key options. Errors are one line.

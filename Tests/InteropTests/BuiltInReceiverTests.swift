@@ -101,4 +101,32 @@ import Testing
         #expect(int(stats, "audio_packets") == 0)
         #expect(int(stats, "markers_unreadable") == 0)
     }
+
+    @Test func aWrongKeyIsSaidOnStderrAndTheReceiverExitsNonZero() throws {
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let port = try Tools.freeUDPPorts(count: 4)
+        // The receiver first, with a key that is not the sender's (both 30 bytes, base64).
+        let wrong = String(repeating: "A", count: 40)
+        let right = String(repeating: "B", count: 40)
+        let json = dir.appendingPathComponent("rx.json").path
+        let receiver = try BackgroundProcess(Tools.rtcshare, [
+            "receive", "--listen", "127.0.0.1:\(port)", "--srtp-key", wrong, "--stats-json", json,
+            "--idle-timeout", "2",
+        ], in: dir, name: "receiver")
+        let sender = try BackgroundProcess(Tools.rtcshare, [
+            "--source", "testsrc", "--size", "320x240", "--fps", "20", "--peer", "127.0.0.1:\(port)",
+            "--srtp-key", right, "--duration", "2",
+        ], in: dir, name: "sender")
+        #expect(sender.wait(timeout: 20) == 0, "sender: \(sender.stderr)")
+        let status = receiver.wait(timeout: 10)
+        #expect(status == 1, "receiver: \(receiver.stderr)")
+        #expect(receiver.stderr.contains("failed SRTP authentication and none decrypted yet"), "\(receiver.stderr)")
+        #expect(receiver.stderr.contains("none could be decrypted: the SRTP key or profile is not the sender's"))
+        // The counts are still written.
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json)))
+        let stats = try #require(object as? [String: Any])
+        #expect(int(stats, "srtp_failures") >= 20)
+        #expect(int(stats, "frames") == 0)
+    }
 }
