@@ -44,7 +44,9 @@ public struct ServerReflexiveGathering: Sendable {
 
     /// One line for the log: what each server said, and what the offer carries as a result.
     public var notice: String {
-        let ms = elapsedMicroseconds / 1_000
+        // Tenths below 10 ms (a server on the LAN answers in well under one).
+        let us = max(0, elapsedMicroseconds)
+        let ms = us >= 10_000 ? "\(us / 1_000)" : "\(us / 1_000).\(us / 100 % 10)"
         var parts: [String] = []
         for a in answers {
             if candidates.contains(where: { $0.address == a.mapped }) {

@@ -89,6 +89,11 @@ import Testing
         #expect(offer.contains("c=IN IP4 10.0.0.1\r\n"))
     }
 
+    @Test func aServerOnTheLANIsTimedInTenthsOfAMillisecond() throws {
+        let (_, report) = try Self.gather(answerDelay: ICEDuration(microseconds: 400))
+        #expect(report.notice.hasPrefix("STUN in 0.4 ms: "), "\(report.notice)")
+    }
+
     @Test func anAnswerAfterTheBoundIsTooLate() throws {
         let (agent, report) = try Self.gather(answerDelay: .milliseconds(1_200))
         #expect(report.candidates.isEmpty && report.failures.count == 1)
