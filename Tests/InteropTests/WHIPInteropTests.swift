@@ -219,4 +219,18 @@ import Testing
             .contains("(username user, credential <redacted>) — not used (TURN is not supported yet)") == true, "\(notices)")
         #expect(!log.contains("pass word"), "the TURN credential is never printed")
     }
+
+    @Test(arguments: [
+        (["--whip", "http://127.0.0.1:9/whip/x", "--stun", "stun.example.net:3478"], "numeric IPv4"),
+        (["--whip", "http://127.0.0.1:9/whip/x", "--stun", "10.0.0.1:0"], "numeric IPv4"),
+        (["--whip", "http://127.0.0.1:9/whip/x", "--stun", "[::1]:3478"], "numeric IPv4"),
+        (["--stun", "10.0.0.1:3478", "--output", "/dev/null"], "--stun needs --whip URL"),
+    ])
+    func aBadStunOptionIsOneLineAndExitTwo(arguments: [String], expected: String) throws {
+        // Refused while reading the command line: nothing is resolved, nothing is sent.
+        let run = try Tools.run(Tools.rtcshare, arguments + ["--duration", "1"], timeout: 20)
+        #expect(run.status == 2, "\(run.stderr)")
+        let lines = run.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains(expected), "\(run.stderr)")
+    }
 }
