@@ -111,6 +111,7 @@ public final class ShareAgent: @unchecked Sendable {
                 peerSink = sink
             case .whip(let whip):
                 let sink = try WHIPSink(configuration: whip, budget: budget)
+                if let line = sink.gatheringNotice { notice("WHIP: \(line)") }
                 for line in sink.negotiated { notice("WHIP: \(line)") }
                 sinks.append(sink)
                 whipSink = sink

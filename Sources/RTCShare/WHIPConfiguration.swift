@@ -10,6 +10,12 @@ public struct WHIPConfiguration: Sendable {
     /// The local address the session's one UDP socket binds (nil: every IPv4 interface, each
     /// offered as a host candidate).
     public var bindAddress: SocketAddress?
+    /// STUN servers (numeric IPv4 addresses) asked for our mapped address before the offer is
+    /// written, from the session's socket: their answers become server-reflexive candidates.
+    public var stunServers: [SocketAddress] = []
+    /// How long gathering may hold the offer back (RFC 8489 retransmissions within it); what
+    /// has not answered by then is given up and the offer carries host candidates only.
+    public var gatheringTimeoutMilliseconds = 1_000
     /// Largest UDP payload, SRTP, DTLS and extensions included.
     public var mtu = 1200
     /// Bytes of sent video kept for retransmission.

@@ -8,7 +8,9 @@ import RTCShareWHIP
 
 /// `--whip URL`: the share published into a WebRTC server (RFC 9725). Making the sink does the
 /// signalling, before the first frame: one UDP socket, an ECDSA certificate, ICE credentials,
-/// the offer POSTed with the bearer token, the answer read strictly. Then the pipeline drives
+/// server-reflexive candidates asked of the STUN servers from that socket (at most
+/// `gatheringTimeoutMilliseconds`), the offer POSTed with the bearer token, the answer read
+/// strictly. Then the pipeline drives
 /// the sans-IO `WebRTCTransport` (ICE, DTLS-SRTP, the RTP send core) through this edge: the
 /// socket, the clock, address conversion. At the end: RTCP BYE, DTLS close_notify, and the
 /// WHIP resource DELETEd (within a second).
@@ -18,6 +20,8 @@ public final class WHIPSink: MediaSink {
     /// What the server accepted and dropped of the offer, one entry each (for the log).
     public let negotiated: [String]
     public let resourceURL: String
+    /// One line on what the STUN servers said (nil without `stunServers`).
+    public let gatheringNotice: String?
 
     private let socket: UDPSocket
     private let transport: WebRTCTransport<SystemRandomNumberGenerator>
@@ -67,15 +71,20 @@ public final class WHIPSink: MediaSink {
         iceConfiguration.connectTimeout = .seconds(Int64(configuration.connectTimeoutSeconds))
         iceConfiguration.consentTimeout = .seconds(Int64(configuration.consentTimeoutSeconds))
         iceConfiguration.consentInterval = .milliseconds(min(5_000, Int64(configuration.consentTimeoutSeconds) * 250))
+        iceConfiguration.stunServers = configuration.stunServers.compactMap(Self.iceAddress)
+        iceConfiguration.gatheringTimeout = .milliseconds(Int64(configuration.gatheringTimeoutMilliseconds))
         var ice = ICEAgent(configuration: iceConfiguration, random: SystemRandomNumberGenerator())
-        var offerCandidates: [WebRTCOfferConfiguration.Candidate] = []
         for (index, address) in hostAddresses.enumerated() {
             guard let ipv4 = address.ipv4 else { continue }
-            let candidate = ice.addHostCandidate(ICEAddress(ipv4: ipv4, port: UInt16(port)),
-                                                 localPreference: UInt16(65_535 - index))
-            offerCandidates.append(.init(address: address.host, port: port, priority: candidate.priority,
-                                         foundation: candidate.foundation))
+            ice.addHostCandidate(ICEAddress(ipv4: ipv4, port: UInt16(port)), localPreference: UInt16(65_535 - index))
         }
+        // Before the offer: the STUN servers' view of this socket (the offer is written once).
+        if iceConfiguration.stunServers.isEmpty {
+            gatheringNotice = nil
+        } else {
+            gatheringNotice = Self.gather(&ice, on: socket).notice
+        }
+        let offerCandidates = ice.localCandidates.compactMap(WebRTCOfferConfiguration.Candidate.init)
         let identity = RTPSenderIdentity(using: &rng)
         var offer = WebRTCOfferConfiguration(
             sessionID: UInt64.random(in: 1...UInt64(Int64.max), using: &rng),
@@ -105,7 +114,7 @@ public final class WHIPSink: MediaSink {
             try? client.delete(resource: resource, token: token)
             return error
         }
-        negotiated = Self.describe(answer) + publication.iceServers.filter { !$0.isUsed }.map { "ICE server \($0) not used yet" }
+        negotiated = Self.describe(answer) + publication.iceServers.filter { !$0.isUsed }.map { "ICE server \($0)" }
 
         // ICE towards the answer's candidates.
         do {
@@ -139,6 +148,14 @@ public final class WHIPSink: MediaSink {
         wire.absSendTimeID = answer.video.extensionID(for: AbsSendTime.uri).map { UInt8($0) }
         wire.transportSequenceID = answer.video.extensionID(for: TransportSequenceNumber.uri).map { UInt8($0) }
         wire.videoOrientationID = nil  // pixels are turned at the source: not every server keeps CVO
+        // MID in every packet of each section that kept it (one ID for the bundle: RFC 8843 §9.1
+        // lets one URI have one ID only), for servers that demultiplex the bundle by mid.
+        let midID = answer.video.extensionID(for: RTPMid.uri) ?? answer.audio?.extensionID(for: RTPMid.uri)
+        wire.midID = midID.map { UInt8($0) }
+        if let midID {
+            if answer.video.extensionID(for: RTPMid.uri) == midID { wire.videoMID = RTPMid(answer.video.mid) }
+            if let audio = answer.audio, audio.extensionID(for: RTPMid.uri) == midID { wire.audioMID = RTPMid(audio.mid) }
+        }
         wire.historyBytes = configuration.historyBytes
         wire.wallClockOffsetMicroseconds = WallClock.nowMicroseconds() - MonotonicClock.now().microseconds
         let sender: RTPSender
@@ -176,7 +193,7 @@ public final class WHIPSink: MediaSink {
     public var transportStats: TransportStats? { transport.sender.stats }
     public var state: WebRTCState { transport.state }
 
-    private static func iceAddress(_ address: SocketAddress) -> ICEAddress? {
+    static func iceAddress(_ address: SocketAddress) -> ICEAddress? {
         if let v4 = address.ipv4 { return ICEAddress(ipv4: v4, port: UInt16(truncatingIfNeeded: address.port)) }
         if let v6 = address.ipv6 { return ICEAddress(ipv6High: v6.high, low: v6.low, port: UInt16(truncatingIfNeeded: address.port)) }
         return nil
@@ -184,15 +201,15 @@ public final class WHIPSink: MediaSink {
 
     private func socketAddress(_ address: ICEAddress) -> SocketAddress {
         if let cached = destination, cached.0 == address { return cached.1 }
-        let converted: SocketAddress
-        if let v4 = address.ipv4 {
-            converted = SocketAddress(ipv4: v4, port: Int(address.port))
-        } else {
-            let v6 = address.ipv6!
-            converted = SocketAddress(ipv6High: v6.high, low: v6.low, port: Int(address.port))
-        }
+        let converted = Self.socketAddress(address)
         destination = (address, converted)
         return converted
+    }
+
+    static func socketAddress(_ address: ICEAddress) -> SocketAddress {
+        if let v4 = address.ipv4 { return SocketAddress(ipv4: v4, port: Int(address.port)) }
+        let v6 = address.ipv6!
+        return SocketAddress(ipv6High: v6.high, low: v6.low, port: Int(address.port))
     }
 
     private func transmit(_ bytes: UnsafeRawBufferPointer, _ to: ICEAddress) {

@@ -163,7 +163,7 @@ public final class WebRTCTransport<Random: RandomNumberGenerator> {
                 fail("ICE: \(failure)")
             case .consentLost:
                 fail("ICE consent lost: the server stopped answering (RFC 7675)")
-            case .candidateGathered, .gatheringComplete, .roleChanged:
+            case .candidateGathered, .gatheringComplete, .roleChanged, .serverReflexiveAddress, .stunServerFailed:
                 break
             }
         }

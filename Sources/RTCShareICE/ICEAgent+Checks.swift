@@ -55,7 +55,7 @@ extension ICEAgent {
             return
         }
         if !pendingGathering.isEmpty {
-            sendGathering(from: pendingGathering.removeFirst(), at: now)
+            sendGathering(pendingGathering.removeFirst(), at: now)
             return
         }
         guard state == .checking else { return }
@@ -103,17 +103,6 @@ extension ICEAgent {
                           rto: rto, retransmits: true, nextRetransmit: now, expires: now), at: now)
     }
 
-    mutating func sendGathering(from base: ICEAddress, at now: ICETime) {
-        guard let server = configuration.stunServer else { return }
-        let id = STUNTransactionID(using: &random)
-        var attributes: [STUNAttribute] = []
-        if let s = configuration.software { attributes.append(.software(s)) }
-        let o = Outgoing(message: STUNMessage(type: .bindingRequest, transactionID: id, attributes: attributes),
-                         key: .none, destination: server, source: base)
-        begin(Transaction(id: id, kind: .gather(base: base), role: role, outgoing: o, rto: configuration.minimumRTO,
-                          retransmits: true, nextRetransmit: now, expires: now), at: now)
-    }
-
     /// Sends the first transmission of `tx` and schedules the rest (RFC 5389 §7.2.1).
     mutating func begin(_ tx: Transaction, at now: ICETime) {
         var t = tx
@@ -158,8 +147,9 @@ extension ICEAgent {
         switch tx.kind {
         case .check(let p, _):
             if pairs[p].transaction == tx.id { pairFailed(p) }
-        case .gather:
-            reportGatheringIfDone()
+        case .gather(let base):
+            gatheringFailed(server: tx.outgoing.destination, base: base,
+                            reason: "no answer to \(tx.transmissions) requests")
         case .consent:
             break  // consent is judged by time since the last success, not per request
         }
@@ -213,7 +203,7 @@ extension ICEAgent {
     /// base; it is not paired on its own (§7.2.5.3.1).
     mutating func learnLocalPeerReflexive(_ mapped: ICEAddress, base l: Int) {
         let b = locals[l]
-        let c = ICECandidate(foundation: foundation(type: .peerReflexive, base: b.base),
+        let c = ICECandidate(foundation: foundation(type: .peerReflexive, base: b.base, server: nil),
                              priority: ICECandidate.priority(type: .peerReflexive, localPreference: b.localPreference),
                              address: mapped, type: .peerReflexive, relatedAddress: b.base)
         locals.append(LocalCandidate(candidate: c, base: b.base, localPreference: b.localPreference))
@@ -239,12 +229,5 @@ extension ICEAgent {
         lastConsent = now
         nextConsent = now + consentSpacing()
         emit(.connected(selectedPair!))
-    }
-
-    mutating func reportGatheringIfDone() {
-        guard !gatheringReported, pendingGathering.isEmpty else { return }
-        guard !transactions.contains(where: { if case .gather = $0.kind { true } else { false } }) else { return }
-        gatheringReported = true
-        emit(.gatheringComplete)
     }
 }

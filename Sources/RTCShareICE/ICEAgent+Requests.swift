@@ -105,16 +105,7 @@ extension ICEAgent {
         }
         let tx = transactions[t]
         if case .gather(let base) = tx.kind {
-            // A STUN server's answer is not authenticated (no credentials are shared with it).
-            guard source == tx.outgoing.destination, parsed.unknownComprehensionRequired.isEmpty else {
-                counters.malformedDropped += 1
-                return
-            }
-            transactions.remove(at: t)
-            if m.type.messageClass == .successResponse, let mapped = m.xorMappedAddress ?? m.mappedAddress {
-                gathered(mapped, base: base)
-            }
-            reportGatheringIfDone()
+            handleGatheringResponse(parsed, transaction: t, base: base, from: source)
             return
         }
         guard let remote = remoteCredentials, parsed.verifyIntegrity(bytes, key: remote.key) else {
@@ -151,17 +142,5 @@ extension ICEAgent {
             }
             checkSucceeded(p, useCandidate: useCandidate, mapped: m.xorMappedAddress, at: now)
         }
-    }
-
-    /// A server-reflexive candidate learned from the STUN server (§5.1.1.1); none when the
-    /// server saw the base itself (no NAT).
-    mutating func gathered(_ mapped: ICEAddress, base: ICEAddress) {
-        guard mapped != base, !locals.contains(where: { $0.candidate.address == mapped }),
-              let host = locals.first(where: { $0.base == base && $0.candidate.type == .host }) else { return }
-        let c = ICECandidate(foundation: foundation(type: .serverReflexive, base: base),
-                             priority: ICECandidate.priority(type: .serverReflexive, localPreference: host.localPreference),
-                             address: mapped, type: .serverReflexive, relatedAddress: base)
-        locals.append(LocalCandidate(candidate: c, base: base, localPreference: host.localPreference))
-        emit(.candidateGathered(c))
     }
 }

@@ -10,7 +10,9 @@
 // - Pairs are only ever appended, so a pair's index is stable; transactions and the triggered
 //   queue refer to pairs by index. Pairs use the local candidate's base (RFC 8445 §6.1.2.4
 //   prunes reflexive locals to their base), at most one pair per (base, remote address), at
-//   most `maxPairs`.
+//   most `maxPairs`. Server-reflexive candidates are signalled, never paired on their own.
+// - Gathering (ICEAgent+Gathering.swift) may run before `start`, so an offer can carry what it
+//   learned; it ends within `gatheringTimeout` of its start whatever the servers do.
 // - At most one new transaction starts per Ta (`nextPacing`), triggered checks first, then
 //   server-reflexive gathering, then the highest-priority Waiting pair, then Frozen (§6.1.4.2).
 //   Retransmissions follow their own RTO and are not paced.
@@ -48,6 +50,10 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
         public var roleConflicts = 0
         public var peerReflexiveCandidates = 0
         public var pairsFailed = 0
+        /// STUN servers' success answers that named a mapped address.
+        public var serverReflexiveAnswers = 0
+        /// Gathering requests that got an error answer or none in time.
+        public var gatheringFailures = 0
         public init() {}
     }
 
@@ -76,8 +82,11 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
     var events: [ICEEvent] = []
     var nextPacing = ICETime(microseconds: .min)
     var connectDeadline = ICETime.zero
-    var pendingGathering: [ICEAddress] = []
+    var pendingGathering: [PendingGathering] = []
+    var gatheringStarted = false
     var gatheringReported = false
+    /// When unanswered gathering is given up; nil until a round starts sending.
+    var gatheringDeadline: ICETime?
     var nominationPair: Int?
     var lastConsent = ICETime.zero
     var nextConsent = ICETime.zero
@@ -104,15 +113,12 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
         if let existing = locals.first(where: { $0.base == address && $0.candidate.type == .host }) {
             return existing.candidate
         }
-        let candidate = ICECandidate(foundation: foundation(type: .host, base: address),
+        let candidate = ICECandidate(foundation: foundation(type: .host, base: address, server: nil),
                                      priority: ICECandidate.priority(type: .host, localPreference: localPreference),
                                      address: address, type: .host)
         locals.append(LocalCandidate(candidate: candidate, base: address, localPreference: localPreference))
         for r in remotes.indices { addPair(local: locals.count - 1, remote: r) }
-        if state != .new, let server = configuration.stunServer, server.family == address.family {
-            pendingGathering.append(address)
-            gatheringReported = false
-        }
+        if gatheringStarted { queueGathering(from: address) }
         return candidate
     }
 
@@ -146,15 +152,13 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
         return true
     }
 
-    /// Starts gathering and checking; the connect timeout runs from `now`.
+    /// Starts checking, and gathering unless `gather` did already; the connect timeout runs
+    /// from `now`.
     public mutating func start(at now: ICETime) {
         guard state == .new else { return }
         state = .checking
         connectDeadline = now + configuration.connectTimeout
-        if let server = configuration.stunServer {
-            pendingGathering = locals.filter { $0.candidate.type == .host && $0.base.family == server.family }.map(\.base)
-        }
-        reportGatheringIfDone()
+        if !gatheringStarted { beginGathering(at: now) }
     }
 
     // MARK: - input
@@ -194,8 +198,11 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
 
     /// Runs what is due at `now`: retransmissions, timeouts, the next paced check, consent.
     public mutating func tick(at now: ICETime) {
+        expireGathering(at: now)
         runTransactions(at: now)
         switch state {
+        case .new:
+            if gatheringStarted { startPacedTransaction(at: now) }
         case .checking:
             if now >= connectDeadline {
                 fail(.timedOut(after: configuration.connectTimeout, pairs: pairs.count,
@@ -237,13 +244,17 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
         events.isEmpty ? nil : events.removeFirst()
     }
 
-    /// When `tick` next has something to do; nil when nothing is scheduled (not started,
-    /// failed, or consent lost).
+    /// When `tick` next has something to do; nil when nothing is scheduled (neither started
+    /// nor gathering, failed, or consent lost).
     public var nextDeadline: ICETime? {
         var t: ICETime? = nil
         func consider(_ c: ICETime) { if t == nil || c < t! { t = c } }
         for tx in transactions { consider(tx.retransmits ? tx.nextRetransmit : tx.expires) }
+        if !gatheringReported, let d = gatheringDeadline { consider(d) }
         switch state {
+        case .new:
+            guard gatheringStarted, !gatheringReported else { return nil }
+            if hasTransactionToStart { consider(nextPacing) }
         case .checking:
             consider(connectDeadline)
             if hasTransactionToStart { consider(nextPacing) }
@@ -269,14 +280,12 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
         emit(.failed(failure))
     }
 
-    /// The foundation of a local candidate: one per (type, base IP) (§5.1.1.3).
-    func foundation(type: ICECandidateType, base: ICEAddress) -> String {
-        var ip = base
-        ip.port = 0
-        for l in locals {
-            var other = l.base
-            other.port = 0
-            if l.candidate.type == type && other == ip { return l.candidate.foundation }
+    /// The foundation of a local candidate: one per (type, base IP, STUN server IP) (§5.1.1.3;
+    /// the transport is always UDP here).
+    func foundation(type: ICECandidateType, base: ICEAddress, server: ICEAddress?) -> String {
+        func ip(_ a: ICEAddress?) -> ICEAddress? { a.map { var x = $0; x.port = 0; return x } }
+        for l in locals where l.candidate.type == type && ip(l.base) == ip(base) && ip(l.server) == ip(server) {
+            return l.candidate.foundation
         }
         return String(locals.count + 1)
     }
@@ -287,6 +296,8 @@ struct LocalCandidate {
     var candidate: ICECandidate
     var base: ICEAddress
     var localPreference: UInt16
+    /// The STUN server that told us of a server-reflexive candidate.
+    var server: ICEAddress? = nil
 }
 
 /// A datagram waiting for `pollTransmit`; written (and authenticated) only then.

@@ -32,9 +32,14 @@ public enum ICEFailure: Equatable, Sendable, CustomStringConvertible {
 
 /// Something the owner acts on.
 public enum ICEEvent: Equatable, Sendable {
+    /// A STUN server answered: it sees `base` as `mapped` (the same when no NAT is between).
+    case serverReflexiveAddress(mapped: ICEAddress, base: ICEAddress, server: ICEAddress)
     /// A server-reflexive candidate was learned: signal it (trickle) or put it in the offer.
     case candidateGathered(ICECandidate)
-    /// Every gathering request is answered or has timed out (sent once, also with no server).
+    /// A STUN server gave `base` no mapped address: an error answer, or none in time.
+    case stunServerFailed(server: ICEAddress, base: ICEAddress, reason: String)
+    /// Every gathering request is answered, failed or given up (sent once per round, also
+    /// with no server).
     case gatheringComplete
     /// A pair is nominated: start DTLS on it. Sent once.
     case connected(ICESelectedPair)

@@ -104,10 +104,12 @@ public struct RTPExtensionMap: Equatable, Sendable {
     public let absSendTime: UInt8?
     public let transportSequenceNumber: UInt8?
     public let videoOrientation: UInt8?
+    /// The MID element (`RTPMid`).
+    public let mid: UInt8?
 
     public init(absSendTime: UInt8? = nil, transportSequenceNumber: UInt8? = nil,
-                videoOrientation: UInt8? = nil) throws(RTPError) {
-        let ids = [absSendTime, transportSequenceNumber, videoOrientation].compactMap { $0 }
+                videoOrientation: UInt8? = nil, mid: UInt8? = nil) throws(RTPError) {
+        let ids = [absSendTime, transportSequenceNumber, videoOrientation, mid].compactMap { $0 }
         for id in ids where !RTPOneByteExtensions.validIDs.contains(id) {
             throw .malformed("extension id \(id) outside 1...14")
         }
@@ -115,6 +117,7 @@ public struct RTPExtensionMap: Equatable, Sendable {
         self.absSendTime = absSendTime
         self.transportSequenceNumber = transportSequenceNumber
         self.videoOrientation = videoOrientation
+        self.mid = mid
     }
 
     /// No extensions.
@@ -128,12 +131,15 @@ public struct RTPExtensionValues: Equatable, Sendable {
     /// Transport-wide sequence number (see `TransportSequenceNumber`).
     public var transportSequenceNumber: UInt16?
     public var videoOrientation: RTPVideoOrientation?
+    /// The m-line the packet belongs to (BUNDLE demultiplexing).
+    public var mid: RTPMid?
 
     public init(absSendTime: UInt32? = nil, transportSequenceNumber: UInt16? = nil,
-                videoOrientation: RTPVideoOrientation? = nil) {
+                videoOrientation: RTPVideoOrientation? = nil, mid: RTPMid? = nil) {
         self.absSendTime = absSendTime
         self.transportSequenceNumber = transportSequenceNumber
         self.videoOrientation = videoOrientation
+        self.mid = mid
     }
 
     /// Bytes of the whole extension block (header included) `write` produces with `map`; 0 when
@@ -143,6 +149,7 @@ public struct RTPExtensionValues: Equatable, Sendable {
         if absSendTime != nil, map.absSendTime != nil { data += 4 }
         if transportSequenceNumber != nil, map.transportSequenceNumber != nil { data += 3 }
         if videoOrientation != nil, map.videoOrientation != nil { data += 2 }
+        if let mid, map.mid != nil { data += 1 + mid.count }
         return data == 0 ? 0 : RTPHeader.extensionHeaderSize + (data + 3) & ~3
     }
 
@@ -168,6 +175,11 @@ public struct RTPExtensionValues: Equatable, Sendable {
             buffer[o + 1] = v.byte
             o += 2
         }
+        if let v = mid, let id = map.mid {
+            buffer[o] = id << 4 | UInt8(v.count - 1)
+            v.write(into: buffer, at: o + 1)
+            o += 1 + v.count
+        }
         return try RTPOneByteExtensions.finishBlock(dataBytes: o - RTPHeader.extensionHeaderSize, in: buffer)
     }
 
@@ -188,6 +200,8 @@ public struct RTPExtensionValues: Equatable, Sendable {
                 values.transportSequenceNumber = data.rtpU16(o)
             } else if e.id == map.videoOrientation, n == 1 {
                 values.videoOrientation = RTPVideoOrientation(byte: data[o])
+            } else if e.id == map.mid {
+                values.mid = RTPMid(bytes: UnsafeRawBufferPointer(rebasing: data[e.range]))
             }
         }
         return values

@@ -69,6 +69,12 @@ public struct RTPSenderConfiguration: Sendable {
     public var transportSequenceID: UInt8? = 3
     /// The CVO extension's ID, when the orientation travels as a tag instead of turned pixels.
     public var videoOrientationID: UInt8? = nil
+    /// The MID extension's ID (BUNDLE, RFC 8843 §15.1) and the mid each stream's packets carry
+    /// with it (RTX packets carry the video's, copied with the header); a stream whose mid is
+    /// nil carries none, and so do all without an ID.
+    public var midID: UInt8? = nil
+    public var videoMID: RTPMid? = nil
+    public var audioMID: RTPMid? = nil
     /// Bytes of sent video kept for NACK (from the budget).
     public var historyBytes = 512 << 10
     /// Resends allowed per second and in one burst (a NACK storm cannot make us an amplifier).
@@ -160,7 +166,8 @@ public final class RTPSender {
         extensionMap = try RTPExtensionMap(
             absSendTime: configuration.absSendTimeID,
             transportSequenceNumber: configuration.transportSequenceID,
-            videoOrientation: configuration.videoOrientationID)
+            videoOrientation: configuration.videoOrientationID,
+            mid: configuration.midID)
         do {
             history = try PacketHistory(budget: budget, capacityBytes: configuration.historyBytes)
         } catch {
@@ -218,7 +225,8 @@ public final class RTPSender {
             return
         }
         let timestamp = video.timestampOffset &+ mediaTimestamp
-        var plain = RTPExtensionValues(absSendTime: absSendTime(now), transportSequenceNumber: 0)
+        var plain = RTPExtensionValues(absSendTime: absSendTime(now), transportSequenceNumber: 0,
+                                       mid: configuration.videoMID)
         var last = plain
         if configuration.videoOrientationID != nil {
             last.videoOrientation = RTPVideoOrientation(orientation: orientation)
@@ -252,7 +260,8 @@ public final class RTPSender {
         }
         let timestamp = stream.timestampOffset &+ mediaTimestamp
         let extensions = RTPExtensionValues(absSendTime: absSendTime(now),
-                                            transportSequenceNumber: nextTransportSequence())
+                                            transportSequenceNumber: nextTransportSequence(),
+                                            mid: configuration.audioMID)
         let length = try stream.writePacket(
             into: scratch, timestamp: timestamp,
             marker: opusMarkers.marker(timestamp: timestamp, samples: samples),

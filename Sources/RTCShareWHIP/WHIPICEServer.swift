@@ -4,8 +4,10 @@
 ///     Link: <turn:turn.example.net?transport=udp>; rel="ice-server";
 ///           username="user"; credential="secret"; credential-type="password"
 ///
-/// STUN servers are used for server-reflexive candidates; TURN entries are parsed and reported
-/// as not used yet. The credential is a secret: `description` never prints it.
+/// Both kinds are parsed and reported, neither is used: the header comes with the answer, after
+/// the offer (and its candidates) went out, and rtcshare does not trickle candidates learned
+/// later; server-reflexive candidates come from `--stun` servers asked before the offer. TURN
+/// is not implemented. The credential is a secret: `description` never prints it.
 public struct WHIPICEServer: Sendable, Equatable, CustomStringConvertible, CustomReflectable {
     public enum Kind: String, Sendable { case stun, stuns, turn, turns }
 
@@ -22,13 +24,21 @@ public struct WHIPICEServer: Sendable, Equatable, CustomStringConvertible, Custo
         self.credential = credential
     }
 
-    /// TURN is not implemented yet: such servers are listed, not used.
-    public var isUsed: Bool { kind == .stun }
+    /// Always false (see the type's comment): such servers are listed, not used.
+    public var isUsed: Bool { false }
+
+    /// Why it is not used, for the log.
+    public var notUsedReason: String {
+        switch kind {
+        case .stun, .stuns: "not used (it came with the answer, after the offer's candidates; give STUN servers with --stun)"
+        case .turn, .turns: "not used (TURN is not supported yet)"
+        }
+    }
 
     public var description: String {
         var s = url
         if let username { s += " (username \(username)" + (credential == nil ? ")" : ", credential <redacted>)") }
-        if !isUsed { s += " — not used (TURN is not supported yet)" }
+        if !isUsed { s += " — " + notUsedReason }
         return s
     }
 

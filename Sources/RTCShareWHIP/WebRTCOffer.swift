@@ -10,8 +10,9 @@ import RTCShareRTP
 ///   session carries everything. Each section repeats the same port, candidates, ICE
 ///   credentials and fingerprint, as browsers do once everything is gathered; servers that
 ///   read only the first section (the BUNDLE tag) and ones that read each find what they need.
-/// - All host candidates, then `a=end-of-candidates`: no trickle is needed (RFC 9725 §4.3.2
-///   makes it optional, and aiortc refuses PATCH).
+/// - All host candidates, then the server-reflexive ones gathered before the offer (`--stun`),
+///   then `a=end-of-candidates`: no trickle is needed (RFC 9725 §4.3.2 makes it optional, and
+///   aiortc refuses PATCH).
 /// - `a=setup:actpass`: the answer picks the DTLS role (RFC 5763 §5).
 /// - Video: the codec list in order, each with its RTX (`apt`), one FID group for the RTX SSRC,
 ///   the RTCP feedback the sender handles, `a=content:slides` (RFC 4796).
@@ -76,8 +77,8 @@ public enum WebRTCOffer {
     private static func section(_ kind: MediaDescription.Kind, payloadTypes: [Int], mid: String,
                                 extensions: [(id: Int, uri: String)], trackID: String,
                                 _ c: WebRTCOfferConfiguration) -> MediaDescription {
-        // The default candidate is the first; without one, JSEP's "9 / 0.0.0.0" placeholder.
-        let first = c.candidates.first
+        // The default candidate (server-reflexive if any); without one, JSEP's "9 / 0.0.0.0".
+        let first = c.defaultCandidate
         var m = MediaDescription(kind: kind, port: first?.port ?? 9, transportProtocol: "UDP/TLS/RTP/SAVPF",
                                  payloadTypes: payloadTypes)
         m.connectionAddress = first?.address ?? "0.0.0.0"

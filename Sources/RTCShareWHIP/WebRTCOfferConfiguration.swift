@@ -2,30 +2,59 @@ import RTCShareDTLS
 import RTCShareRTP
 
 /// What goes into rtcshare's WebRTC offer: the transport (ICE credentials, DTLS fingerprint,
-/// host candidates), the streams (SSRCs, CNAME, msid), and the numbers (payload types,
+/// host and server-reflexive candidates), the streams (SSRCs, CNAME, msid), and the numbers (payload types,
 /// header extension IDs). The answer is read against the same value, so what was offered and
 /// what is accepted cannot drift apart.
 ///
 /// Defaults are the numbers `--peer` uses (VP8 96, RTX 97, Opus 111, abs-send-time 2,
 /// transport-wide-cc 3, CVO 4), with the MID extension on 1.
 public struct WebRTCOfferConfiguration: Sendable, Equatable {
-    /// A host candidate of ours (RFC 8839 §5.1), UDP, component 1 (RTP and RTCP are muxed).
+    /// A candidate of ours (RFC 8839 §5.1), UDP, component 1 (RTP and RTCP are muxed): a host
+    /// address, or a server-reflexive one with the host address it maps (`raddr`/`rport`).
     public struct Candidate: Sendable, Equatable {
+        public enum Kind: String, Sendable {
+            case host
+            case serverReflexive = "srflx"
+        }
+
         public var foundation: String
         public var priority: UInt32
         /// A numeric IPv4 or IPv6 address.
         public var address: String
         public var port: Int
+        public var kind: Kind
+        /// The base of a server-reflexive candidate (numeric address, port); nil for host.
+        public var related: (address: String, port: Int)?
 
         public init(address: String, port: Int, priority: UInt32, foundation: String) {
             self.address = address
             self.port = port
             self.priority = priority
             self.foundation = foundation
+            kind = .host
         }
 
-        /// `1 1 udp 2130706431 192.0.2.1 50000 typ host`
-        public var sdpValue: String { "\(foundation) 1 udp \(priority) \(address) \(port) typ host" }
+        /// A server-reflexive candidate: `address:port` as a STUN server saw our
+        /// `relatedAddress:relatedPort`.
+        public init(serverReflexive address: String, port: Int, priority: UInt32, foundation: String,
+                    relatedAddress: String, relatedPort: Int) {
+            self.init(address: address, port: port, priority: priority, foundation: foundation)
+            kind = .serverReflexive
+            related = (relatedAddress, relatedPort)
+        }
+
+        /// `1 1 udp 2130706431 192.0.2.1 50000 typ host`, or
+        /// `2 1 udp 1694498815 198.51.100.7 40000 typ srflx raddr 192.0.2.1 rport 50000`
+        public var sdpValue: String {
+            var s = "\(foundation) 1 udp \(priority) \(address) \(port) typ \(kind.rawValue)"
+            if let related { s += " raddr \(related.address) rport \(related.port)" }
+            return s
+        }
+
+        public static func == (a: Candidate, b: Candidate) -> Bool {
+            a.foundation == b.foundation && a.priority == b.priority && a.address == b.address && a.port == b.port
+                && a.kind == b.kind && a.related?.address == b.related?.address && a.related?.port == b.related?.port
+        }
     }
 
     /// A video codec offered, in order of preference. Only VP8 is implemented; H.264 is a
@@ -77,9 +106,15 @@ public struct WebRTCOfferConfiguration: Sendable, Equatable {
     public var iceUfrag: String
     public var icePwd: String
     public var fingerprint: DTLSFingerprint
-    /// Every candidate goes into the offer (no trickle needed); the first is the default, the
-    /// one `m=` and `c=` name.
+    /// Every candidate goes into the offer (no trickle needed). The default, the one `m=` and
+    /// `c=` name, is the first server-reflexive one, else the first (RFC 8839 §4.2.1.2: the
+    /// candidate most likely to work from anywhere).
     public var candidates: [Candidate]
+
+    /// The candidate `m=` and `c=` name.
+    public var defaultCandidate: Candidate? {
+        candidates.first { $0.kind == .serverReflexive } ?? candidates.first
+    }
     public var cname: String
     /// The msid stream id both tracks belong to.
     public var streamID = "rtcshare"

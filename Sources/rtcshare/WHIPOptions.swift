@@ -10,6 +10,7 @@ struct WHIPOptions: CommandLineOptions {
     var whipBind: String?
     var iceTimeout = 10
     var consentTimeout = 30
+    var stun: [String] = []
 
     static var options: [OptionSpec<WHIPOptions>] {
         let d = WHIPOptions()
@@ -20,6 +21,11 @@ struct WHIPOptions: CommandLineOptions {
             .option("token-file", \.tokenFile, value: "file", help: "Read the WHIP bearer token from this file (kept off the command line)."),
             .option("whip-bind", \.whipBind, value: "host:port",
                     help: "Bind the session's UDP socket here (default: every IPv4 interface, a random port)."),
+            OptionSpec(name: "stun", valueName: "ip:port",
+                       help: "Ask this STUN server (numeric IPv4) for our public address before the offer; repeatable.",
+                       hidden: false, defaultText: nil) { (o: inout WHIPOptions, text: String) throws(ValidationError) in
+                o.stun.append(text)
+            },
             .option("ice-timeout", \.iceTimeout, value: "seconds",
                     help: "Give up when no ICE path to the server works within this long.", defaults: d),
             .option("consent-timeout", \.consentTimeout, value: "seconds",
@@ -30,7 +36,7 @@ struct WHIPOptions: CommandLineOptions {
     func validate() throws(ValidationError) {
         guard let whip else {
             for (given, name) in [(token != nil, "--token"), (tokenFile != nil, "--token-file"),
-                                  (whipBind != nil, "--whip-bind")] where given {
+                                  (whipBind != nil, "--whip-bind"), (!stun.isEmpty, "--stun")] where given {
                 throw ValidationError("\(name) needs --whip URL")
             }
             return
@@ -44,6 +50,8 @@ struct WHIPOptions: CommandLineOptions {
                 throw ValidationError("--whip-bind: \(error)")
             }
         }
+        for text in stun { _ = try Self.stunServer(text) }
+        guard stun.count <= 8 else { throw ValidationError("--stun: at most 8 servers") }
         guard (1...120).contains(iceTimeout) else { throw ValidationError("--ice-timeout must be 1...120 seconds") }
         guard (2...300).contains(consentTimeout) else { throw ValidationError("--consent-timeout must be 2...300 seconds") }
     }
@@ -65,10 +73,21 @@ struct WHIPOptions: CommandLineOptions {
                 throw ValidationError("--whip-bind: \(error)")
             }
         }
+        c.stunServers = try stun.map(Self.stunServer)
         c.sendsAudio = audio
         c.framesPerSecond = framesPerSecond
         c.connectTimeoutSeconds = iceTimeout
         c.consentTimeoutSeconds = consentTimeout
         return c
+    }
+
+    /// `--stun a.b.c.d:port`: a numeric IPv4 address only (nothing is resolved) and a port.
+    static func stunServer(_ text: String) throws(ValidationError) -> SocketAddress {
+        let bad = ValidationError("--stun must be a numeric IPv4 address and port (192.0.2.1:3478), not '\(text)'")
+        guard let colon = text.lastIndex(of: ":") else { throw bad }
+        let octets = text[..<colon].split(separator: ".", omittingEmptySubsequences: false)
+        guard octets.count == 4, octets.allSatisfy({ !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil }),
+              let port = Int(text[text.index(after: colon)...]), (1...65_535).contains(port) else { throw bad }
+        do { return try SocketAddress(parsing: text) } catch { throw bad }
     }
 }

@@ -78,6 +78,8 @@ import Testing
         ], seconds: Double(seconds), in: dir)
         #expect(status == 0, "rtcshare: \(log)")
         #expect(log.contains("WHIP: connected"), "\(log)")
+        // aiortc keeps the MID extension: every packet below carried its section's mid.
+        #expect(log.contains("extensions: urn:ietf:params:rtp-hdrext:sdes:mid"), "\(log)")
         let summary = try server.summary()
         let deletes = summary["deletes"] as? [String] ?? []
         #expect(deletes.contains("share10"), "the resource was DELETEd: \(summary["deletes"] ?? "")")
@@ -199,5 +201,36 @@ import Testing
         #expect(took < 8, "gave up after \(took) s with --ice-timeout 3")
         let deletes = try server.summary()["deletes"] as? [String] ?? []
         #expect(deletes.contains("deadice"), "the failed session is deleted")
+    }
+
+    @Test func iceServersInTheLinkHeaderAreListedAsNotUsedAndTheShareGoesOn() throws {
+        let server = try Self.server.get()
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (status, log, _) = try Self.share([
+            "--whip", server.base + "/whip-links/links", "--whip-bind", "127.0.0.1:0", "--size", "640x360", "--duration", "3",
+        ], seconds: 3, in: dir)
+        #expect(status == 0, "\(log)")
+        #expect(log.contains("WHIP: connected"), "\(log)")
+        let notices = log.split(separator: "\n").filter { $0.contains("WHIP: ICE server") }
+        #expect(notices.count == 2, "\(log)")
+        #expect(notices.first { $0.contains("stun:127.0.0.1:3478") }?.contains("not used") == true, "\(notices)")
+        #expect(notices.first { $0.contains("turn:127.0.0.1:3478?transport=udp") }?
+            .contains("(username user, credential <redacted>) — not used (TURN is not supported yet)") == true, "\(notices)")
+        #expect(!log.contains("pass word"), "the TURN credential is never printed")
+    }
+
+    @Test(arguments: [
+        (["--whip", "http://127.0.0.1:9/whip/x", "--stun", "stun.example.net:3478"], "numeric IPv4"),
+        (["--whip", "http://127.0.0.1:9/whip/x", "--stun", "10.0.0.1:0"], "numeric IPv4"),
+        (["--whip", "http://127.0.0.1:9/whip/x", "--stun", "[::1]:3478"], "numeric IPv4"),
+        (["--stun", "10.0.0.1:3478", "--output", "/dev/null"], "--stun needs --whip URL"),
+    ])
+    func aBadStunOptionIsOneLineAndExitTwo(arguments: [String], expected: String) throws {
+        // Refused while reading the command line: nothing is resolved, nothing is sent.
+        let run = try Tools.run(Tools.rtcshare, arguments + ["--duration", "1"], timeout: 20)
+        #expect(run.status == 2, "\(run.stderr)")
+        let lines = run.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains(expected), "\(run.stderr)")
     }
 }

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""A WHIP server (RFC 9725) around aiortc, for rtcshare's tests; loopback only.
+"""A WHIP server (RFC 9725) around aiortc, for rtcshare's tests; loopback, or an address inside a
+network namespace the test made.
 
-    python3 whip_server.py --port-file P --summary S.json [--port N]
+    python3 whip_server.py --port-file P --summary S.json [--port N] [--host A]
 
-Listens on 127.0.0.1 (port 0 = any; the chosen port is written to --port-file once it listens)
-and on SIGTERM/SIGINT writes a JSON summary to --summary and exits.
+Listens on --host (127.0.0.1 by default; port 0 = any; the chosen port is written to
+--port-file once it listens), offers that address as aiortc's only ICE host candidate, and on
+SIGTERM/SIGINT writes a JSON summary to --summary and exits.
 
 Real endpoint (aiortc decodes what it receives):
   POST   /whip/<id>               201, relative Location /whip/resource/<id>, the SDP answer
@@ -24,10 +26,12 @@ Fixed replies for the HTTP client's error paths (no aiortc involved):
   POST /whip-bad-fingerprint/<id> the real endpoint, its answer's fingerprints altered (DTLS must refuse)
   POST /whip-dead-ice/<id>        the real endpoint's answer, but its candidates point at a port
                                   where nothing answers (ICE must time out)
+  POST /whip-links/<id>           the real endpoint, its 201 with Link headers naming a STUN and a
+                                  TURN server (with a credential) that rtcshare must list as unused
   GET  /summary                   the summary so far, as JSON
 
-aiortc never offers 127.0.0.1 as a host candidate (aioice skips loopback); for a loopback
-test it is given that address, and only that one.
+aiortc never offers 127.0.0.1 as a host candidate (aioice skips loopback); it is given the
+--host address, and only that one.
 
 Frames: every decoded video frame's size is counted and its marker read (DESIGN.md "The test
 source and its frame marker"): two rows of 32 blocks of 8x16 px at the top left, row 1 the
@@ -50,7 +54,6 @@ from aiortc import RTCPeerConnection, RTCSessionDescription
 from frame_marker import read_marker  # beside this script, on its sys.path
 from aiortc.mediastreams import MediaStreamError
 
-aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: ["127.0.0.1"] if use_ipv4 else []
 
 log = logging.getLogger("whip")
 
@@ -93,7 +96,13 @@ def make_app(state, port_holder):
         s["requests"].append({"method": request.method, "path": request.path,
                               "auth": "Authorization" in request.headers})
 
-    async def whip_post(request, alter=None):
+    def ice_server_links(response):
+        response.headers.add("Link", '<stun:127.0.0.1:3478>; rel="ice-server"')
+        response.headers.add("Link", '<turn:127.0.0.1:3478?transport=udp>; rel="ice-server"; '
+                                     'username="user"; credential="pass word"; credential-type="password", '
+                                     '<https://example.invalid/doc>; rel="help"')
+
+    async def whip_post(request, alter=None, links=False):
         await record(request)
         sid = request.match_info["id"]
         offer = await request.text()
@@ -121,8 +130,11 @@ def make_app(state, port_holder):
         if alter is dead_ice:
             await pc.close()  # and nothing of aiortc answers either (no peer-reflexive path)
         s["answers"].append(answer)
-        return web.Response(status=201, text=answer, content_type="application/sdp",
-                            headers={"Location": f"/whip/resource/{sid}", "ETag": f'"{sid}-1"'})
+        response = web.Response(status=201, text=answer, content_type="application/sdp",
+                                headers={"Location": f"/whip/resource/{sid}", "ETag": f'"{sid}-1"'})
+        if links:
+            ice_server_links(response)
+        return response
 
     def bad_fingerprint(answer):
         # Same hash functions and lengths, other digests: a certificate that is not the one offered.
@@ -149,6 +161,9 @@ def make_app(state, port_holder):
 
     async def whip_post_dead_ice(request):
         return await whip_post(request, dead_ice)
+
+    async def whip_post_links(request):
+        return await whip_post(request, links=True)
 
     async def resource_patch(request):
         await record(request)
@@ -199,10 +214,7 @@ def make_app(state, port_holder):
                                 headers={"Location": "/whip/resource/echo",
                                          "X-Method": request.method,
                                          "X-Auth-Seen": "yes" if "Authorization" in request.headers else "no"})
-        response.headers.add("Link", '<stun:127.0.0.1:3478>; rel="ice-server"')
-        response.headers.add("Link", '<turn:127.0.0.1:3478?transport=udp>; rel="ice-server"; '
-                                     'username="user"; credential="pass word"; credential-type="password", '
-                                     '<https://example.invalid/doc>; rel="help"')
+        ice_server_links(response)
         return response
 
     async def redirect(request):
@@ -228,6 +240,7 @@ def make_app(state, port_holder):
         web.post("/whip/{id}", whip_post),
         web.post("/whip-bad-fingerprint/{id}", whip_post_bad_fingerprint),
         web.post("/whip-dead-ice/{id}", whip_post_dead_ice),
+        web.post("/whip-links/{id}", whip_post_links),
         web.patch("/whip/resource/{id}", resource_patch),
         web.delete("/whip/resource/{id}", resource_delete),
         web.patch("/lowercase/resource/{id}", resource_patch),
@@ -251,20 +264,22 @@ async def main():
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--summary", required=True)
+    parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args()
+    aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: [args.host] if use_ipv4 else []
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
 
     state = State()
     port_holder = [0]
     runner = web.AppRunner(make_app(state, port_holder), access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", args.port)
+    site = web.TCPSite(runner, args.host, args.port)
     await site.start()
     port_holder[0] = site._server.sockets[0].getsockname()[1]
     with open(args.port_file + ".tmp", "w") as f:
         f.write(f"{port_holder[0]}\n")
     os.replace(args.port_file + ".tmp", args.port_file)
-    log.info("listening on 127.0.0.1:%d", port_holder[0])
+    log.info("listening on %s:%d", args.host, port_holder[0])
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -163,7 +163,7 @@ import Testing
         let server = try ICEAddress(parsing: "203.0.113.1:3478")
         let mapped = try ICEAddress(parsing: "198.51.100.20:61000")
         var config = ICEConfiguration()
-        config.stunServer = server
+        config.stunServers = [server]
         var agent = ICEAgent(configuration: config, random: ICETestRNG(seed: 12))
         agent.addHostCandidate(ICESimulation.addressA)
         agent.start(at: .zero)
@@ -176,6 +176,7 @@ import Testing
         let answer = STUNMessage(type: .bindingSuccess, transactionID: request.message.transactionID,
                                  attributes: [.xorMappedAddress(mapped)])
         _ = try written(answer).withUnsafeBytes { agent.handle($0, from: server, at: .milliseconds(30)) }
+        #expect(agent.pollEvent() == .serverReflexiveAddress(mapped: mapped, base: ICESimulation.addressA, server: server))
         let event = agent.pollEvent()
         let gathered = try #require(event)
         guard case .candidateGathered(let c) = gathered else { Issue.record("got \(gathered)"); return }

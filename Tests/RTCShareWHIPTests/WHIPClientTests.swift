@@ -63,9 +63,11 @@ import Testing
             WHIPICEServer(kind: .stun, url: "stun:127.0.0.1:3478"),
             WHIPICEServer(kind: .turn, url: "turn:127.0.0.1:3478?transport=udp", username: "user", credential: "pass word"),
         ])
-        #expect(p.iceServers.map(\.isUsed) == [true, false])
+        // Neither is used: the header comes after the offer's candidates; TURN is not implemented.
+        #expect(p.iceServers.map(\.isUsed) == [false, false])
         #expect(!p.iceServers[1].description.contains("pass word"))
-        #expect(p.iceServers[1].description.contains("not used"))
+        #expect(p.iceServers[0].description.contains("not used") && p.iceServers[0].description.contains("--stun"))
+        #expect(p.iceServers[1].description.contains("not used (TURN is not supported yet)"))
     }
 
     @Test(arguments: [401, 403, 404, 500, 503])

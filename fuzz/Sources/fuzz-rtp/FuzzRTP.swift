@@ -22,8 +22,8 @@ enum FuzzRTP {
 /// The IDs rtcshare negotiates by default, and a second map so every element kind is also
 /// read at other IDs (one ID left unmapped in each).
 private let maps: [RTPExtensionMap] = [
-    try! RTPExtensionMap(absSendTime: 2, transportSequenceNumber: 3, videoOrientation: 4),
-    try! RTPExtensionMap(absSendTime: 14, transportSequenceNumber: 1, videoOrientation: 7),
+    try! RTPExtensionMap(absSendTime: 2, transportSequenceNumber: 3, videoOrientation: 4, mid: 1),
+    try! RTPExtensionMap(absSendTime: 14, transportSequenceNumber: 1, videoOrientation: 7, mid: 9),
 ]
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -140,6 +140,7 @@ private func readExtensions(_ parsed: RTPParsedPacket, packet: UnsafeRawBufferPo
         }
         consume(values.absSendTime ?? 0)
         consume(values.transportSequenceNumber ?? 0)
+        if let mid = values.mid { consume(mid.count); consume(mid.description.utf8.count) }
         if let o = values.videoOrientation {
             consume(o.byte)
             consume(o.rotation.degrees)
