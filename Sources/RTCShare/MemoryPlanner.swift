@@ -24,6 +24,8 @@ public struct MemoryPlan: Sendable, Equatable {
     /// to the encoder: no copy).
     public var needsTransform: Bool
     public var capBytes: Int
+    /// The codec choice the encoder line is for (`auto`: the larger of the two).
+    public var videoCodec: VideoCodecChoice = .vp8
 
     public var totalBytes: Int { items.reduce(0) { $0 + $1.bytes } }
     public var fits: Bool { totalBytes <= capBytes }
@@ -53,6 +55,36 @@ public enum MemoryPlanner {
         let fixed = 33.5 * 1_048_576 - perPixel * Double(1280 * 720)
         return Int(fixed + perPixel * Double(size.pixels))
     }
+    /// openh264 (2.3.1, screen-content realtime, one thread, one slice): measured peak-RSS
+    /// growth of opening the encoder and encoding, as for VP8 (see `h264Measured`).
+    public static func h264EncoderBytes(_ size: PictureSize) -> Int {
+        let (small, large) = h264Measured
+        let perPixel = (large.mib - small.mib) * 1_048_576 / Double(large.size.pixels - small.size.pixels)
+        let fixed = small.mib * 1_048_576 - perPixel * Double(small.size.pixels)
+        return Int(fixed + perPixel * Double(size.pixels))
+    }
+    /// The two measurements the H.264 line goes through (MiB of peak RSS the encoder adds).
+    static let h264Measured = ((size: PictureSize(width: 640, height: 360), mib: 6.0),
+                               (size: PictureSize(width: 1280, height: 720), mib: 21.0))
+
+    /// What the encoder of `choice` takes at `size`; `auto` (a WHIP offer of both) plans for
+    /// the larger, whichever the server picks.
+    public static func encoderBytes(_ choice: VideoCodecChoice, _ size: PictureSize) -> Int {
+        switch choice {
+        case .vp8: vp8EncoderBytes(size)
+        case .h264: h264EncoderBytes(size)
+        case .auto: max(vp8EncoderBytes(size), h264EncoderBytes(size))
+        }
+    }
+
+    static func encoderName(_ choice: VideoCodecChoice) -> String {
+        switch choice {
+        case .vp8: "VP8"
+        case .h264: "H.264"
+        case .auto: "VP8 or H.264"
+        }
+    }
+
     /// Bookkeeping the budget keeps besides what the items count (block headers, alignment).
     static let budgetSlackBytes = 256 << 10
 
@@ -65,7 +97,8 @@ public enum MemoryPlanner {
                                && sourceWidth == output.width && sourceHeight == output.height)
         var items: [MemoryPlan.Item] = [
             .init(name: "runtime and libraries", bytes: runtimeBytes),
-            .init(name: "VP8 encoder \(output)", bytes: vp8EncoderBytes(output)),
+            .init(name: "\(encoderName(configuration.videoCodec)) encoder \(output)",
+                  bytes: encoderBytes(configuration.videoCodec, output)),
             .init(name: "source frames \(MemoryPlan.sourceSlots) x \(sourceWidth)x\(sourceHeight) \(sourceFormat)",
                   bytes: MemoryPlan.sourceSlots * frameBytes),
         ]
@@ -95,8 +128,10 @@ public enum MemoryPlanner {
         }
         budget += budgetSlackBytes
         items.append(.init(name: "budget bookkeeping", bytes: budgetSlackBytes))
-        return MemoryPlan(outputSize: output, items: items, budgetBytes: budget,
-                          needsTransform: needsTransform, capBytes: configuration.memoryCapBytes)
+        var plan = MemoryPlan(outputSize: output, items: items, budgetBytes: budget,
+                              needsTransform: needsTransform, capBytes: configuration.memoryCapBytes)
+        plan.videoCodec = configuration.videoCodec
+        return plan
     }
 
     /// Output sizes tried by `--size auto`, largest first (16:9, then the source's own shape).

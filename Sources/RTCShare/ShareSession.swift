@@ -5,7 +5,8 @@ import RTCShareRTP
 import Synchronization
 
 /// One share: a source on its capture thread, and on the calling thread the pipeline — pacer
-/// and filler, stall watchdog, the fused transform into encoder input, VP8, and the outputs.
+/// and filler, stall watchdog, the fused transform into encoder input, the encoder (VP8 or
+/// H.264, one `VideoEncoder` either way), and the outputs.
 /// All its memory is reserved before the first frame (the budget, the pools, the encoder); a
 /// configuration that cannot fit is refused up front by the `MemoryPlanner`.
 public final class ShareSession: Sendable {
@@ -52,7 +53,7 @@ public final class ShareSession: Sendable {
 
     public var isStopRequested: Bool { stopRequested.load(ordering: .acquiring) }
 
-    /// Changes the VP8 bitrate (the ceiling the receiver's feedback may lower it from) from the
+    /// Changes the video bitrate (the ceiling the receiver's feedback may lower it from) from the
     /// next frame on; safe from any thread.
     public func setBitrate(kbps: Int) {
         requestedBitrateKbps.store(max(kbps, 1), ordering: .releasing)
@@ -72,12 +73,16 @@ public final class ShareSession: Sendable {
     ///
     /// `sinks` receive the encoded media in order (an `--output` IVF file is added from the
     /// configuration); `audio`, if any, is pumped from the same loop. The session calls each
-    /// sink's `finish` once at the end, whatever the reason.
+    /// sink's `finish` once at the end, whatever the reason. `codec` is the one the outputs
+    /// agreed on (a WHIP answer); nil: the configuration's choice (`auto` is VP8).
     public func run<S: VideoSource>(source: S, budget: MemoryBudget, plan: MemoryPlan,
                                     sinks extraSinks: [any MediaSink] = [],
-                                    audio: (any AudioPath)? = nil) throws(ShareError) -> ShareStats {
+                                    audio: (any AudioPath)? = nil,
+                                    codec: VideoCodec? = nil) throws(ShareError) -> ShareStats {
         let output = plan.outputSize
-        onEvent(.starting(source: source.name, output: output, framesPerSecond: configuration.framesPerSecond))
+        let codec = codec ?? configuration.videoCodec.resolvedAlone
+        onEvent(.starting(source: source.name, output: output, framesPerSecond: configuration.framesPerSecond,
+                          codec: codec))
 
         // Everything the pipeline holds, reserved now.
         let sourcePool: FramePool
@@ -106,10 +111,10 @@ public final class ShareSession: Sendable {
         } catch {
             throw .source(error.description)
         }
-        var encoder = try makeEncoder(output)
+        var encoder = try makeEncoder(codec, output)
         var sinks = extraSinks
         if let path = configuration.ivfPath {
-            sinks.insert(try IVFSink(path: path, width: output.width, height: output.height), at: 0)
+            sinks.insert(try IVFSink(path: path, codec: codec, width: output.width, height: output.height), at: 0)
         }
         var sinksFinished = false
         defer {
@@ -151,6 +156,7 @@ public final class ShareSession: Sendable {
         var watchdog = StallWatchdogStateMachine(
             configuration: .init(stallThreshold: configuration.stallThreshold), startedAt: startedAt)
         var stats = ShareStats()
+        stats.videoCodec = codec
         // The video bitrate: the configured one (or the host's), lowered by REMB and by loss.
         var rate = SendBitrateController(maximumKbps: configuration.bitrateKbps)
         stats.targetBitrateKbps = rate.targetKbps
@@ -402,14 +408,12 @@ public final class ShareSession: Sendable {
 }
 
 extension ShareSession {
-    private func makeEncoder(_ output: PictureSize) throws(ShareError) -> VP8Encoder {
-        var config = VP8Encoder.Configuration(width: output.width, height: output.height,
-                                              bitrateKbps: configuration.bitrateKbps)
-        config.frameRate = configuration.framesPerSecond
+    private func makeEncoder(_ codec: VideoCodec, _ output: PictureSize) throws(ShareError) -> VideoEncoder {
         do {
-            return try VP8Encoder(config)
+            return try VideoEncoder(codec: codec, width: output.width, height: output.height,
+                                    bitrateKbps: configuration.bitrateKbps, frameRate: configuration.framesPerSecond)
         } catch {
-            throw .output("VP8 encoder: \(error)")
+            throw .output("\(codec) encoder: \(error)")
         }
     }
 }

@@ -115,9 +115,9 @@ final class CSession: @unchecked Sendable {
         var value: Int64 = 0
         var text: String?
         switch event {
-        case .starting(let source, let output, let fps):
+        case .starting(let source, let output, let fps, let codec):
             type = RTCSHARE_EVENT_STARTING
-            text = "\(source) -> VP8 \(output) at \(fps) fps"
+            text = "\(source) -> \(codec) \(output) at \(fps) fps"
         case .started: type = RTCSHARE_EVENT_STARTED
         case .paused: type = RTCSHARE_EVENT_PAUSED
         case .resumed: type = RTCSHARE_EVENT_RESUMED
