@@ -83,18 +83,68 @@ import Testing
         #expect(deletes.contains("share10"), "the resource was DELETEd: \(summary["deletes"] ?? "")")
         let encoded = try #require(Self.framesSent(log), "\(log)")
         let notSent = stats["frames_dropped_connecting"] as? Int ?? 0
-        let decoded = summary["video_frames"] as? Int ?? 0
-        let sizes = summary["sizes"] as? [String: Int] ?? [:]
+        // This session's figures: other tests share the server.
+        let own = (summary["by_session"] as? [String: Any])?["share10"] as? [String: Any] ?? [:]
+        let decoded = own["video_frames"] as? Int ?? 0
+        let sizes = own["sizes"] as? [String: Int] ?? [:]
         // aiortc hands a frame on when the next one starts: the last one stays with it.
         #expect(Double(decoded) >= 0.95 * Double(encoded - notSent), "aiortc decoded \(decoded) of \(encoded - notSent) sent")
         #expect(encoded >= seconds * 20 * 9 / 10, "encoded \(encoded)")
         #expect(sizes == ["1280x720": decoded], "\(sizes)")
         // Turned at the source (orientation 6): every marker readable, counters in order (a
         // repeated frame, sent while the screen is static, carries the same counter).
-        #expect(summary["markers_read"] as? Int == decoded, "markers read \(summary["markers_read"] ?? "") of \(decoded)")
-        let counters = (summary["markers"] as? [[Int]] ?? []).map { $0[0] }
+        #expect(own["markers_read"] as? Int == decoded, "markers read \(own["markers_read"] ?? "") of \(decoded)")
+        #expect(own["codec"] as? String == "video/VP8", "auto offers VP8 first and aiortc keeps it: \(own)")
+        let counters = (own["markers"] as? [[Int]] ?? []).map { $0[0] }
         #expect(zip(counters, counters.dropFirst()).allSatisfy { $0 <= $1 }, "counters out of order")
         #expect((summary["audio_frames"] as? Int ?? 0) >= seconds * 45, "Opus frames decoded: \(summary["audio_frames"] ?? "")")
+    }
+
+    /// H.264 over WHIP: `--codec h264` offers only H.264 to the usual endpoint; the default
+    /// (`auto`) offers VP8 then H.264 to an endpoint that takes only H.264 (as Broadcast Box or a
+    /// SIP gateway does) and goes with its answer. aiortc decodes every picture, markers upright.
+    @Test(arguments: [("/whip/h264-asked", ["--codec", "h264"]), ("/whip-h264/h264-only-server", [])])
+    func anH264ShareIsDecodedByAiortc(path: String, extra: [String]) throws {
+        let server = try Self.server.get()
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let seconds = 10
+        let (status, log, stats) = try Self.share([
+            "--whip", server.base + path, "--whip-bind", "127.0.0.1:0",
+            "--size", "640x360", "--fps", "20", "--duration", "\(seconds)", "--simulate-orientation", "6",
+        ] + extra, seconds: Double(seconds), in: dir)
+        #expect(status == 0, "rtcshare: \(log)")
+        #expect(log.contains("WHIP: video H264/"), "\(log)")
+        #expect(log.contains("-> H.264 640x360"), "\(log)")
+        #expect(stats["codec"] as? String == "h264", "\(stats)")
+        let summary = try server.summary()
+        let offer = try #require((summary["offers"] as? [String])?.last)
+        #expect(offer.contains("H264/90000") && offer.contains("packetization-mode=1"))
+        #expect(offer.contains("VP8/90000") == extra.isEmpty, "auto offers VP8 too, h264 only H.264")
+        let id = String(path.split(separator: "/").last!)
+        let own = try #require((summary["by_session"] as? [String: Any])?[id] as? [String: Any], "\(summary["by_session"] ?? "")")
+        #expect(own["codec"] as? String == "video/H264", "\(own)")
+        let encoded = try #require(Self.framesSent(log), "\(log)")
+        let notSent = stats["frames_dropped_connecting"] as? Int ?? 0
+        let decoded = own["video_frames"] as? Int ?? 0
+        #expect(Double(decoded) >= 0.95 * Double(encoded - notSent), "aiortc decoded \(decoded) of \(encoded - notSent) sent")
+        #expect(encoded >= seconds * 20 * 9 / 10, "encoded \(encoded)")
+        #expect(own["sizes"] as? [String: Int] == ["640x360": decoded], "\(own)")
+        #expect(own["markers_read"] as? Int == decoded, "markers read \(own["markers_read"] ?? "") of \(decoded)")
+    }
+
+    /// An endpoint that takes only H.264 refuses a VP8-only offer: one clear line, no share.
+    @Test func aVP8OnlyOfferToAnH264OnlyServerFailsClearly() throws {
+        let server = try Self.server.get()
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (status, log, _) = try Self.share([
+            "--whip", server.base + "/whip-h264/vp8-refused", "--whip-bind", "127.0.0.1:0",
+            "--size", "320x180", "--duration", "3", "--codec", "vp8",
+        ], seconds: 3, in: dir)
+        #expect(status != 0)
+        let errors = log.split(separator: "\n").filter { $0.hasPrefix("rtcshare: error:") }
+        #expect(errors.count == 1 && errors[0].contains("400"), "\(log)")
     }
 
     @Test func aGatewayPublishesThroughTheCABI() throws {
