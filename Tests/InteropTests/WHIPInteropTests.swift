@@ -147,18 +147,24 @@ import Testing
         #expect(errors.count == 1 && errors[0].contains("400"), "\(log)")
     }
 
-    @Test func aGatewayPublishesThroughTheCABI() throws {
+    /// Through the C ABI, with the default codec (VP8 offered first, kept) and with
+    /// `video_codec = RTCSHARE_CODEC_H264`.
+    @Test(arguments: [("cabi", "auto", "vp8"), ("cabi-h264", "h264", "h264")])
+    func aGatewayPublishesThroughTheCABI(id: String, codec: String, expected: String) throws {
         let server = try Self.server.get()
         let dir = try Tools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let example = try CABIExampleTests.compileExample("whip_publish", into: dir)
-        let run = try Tools.run(example, [server.base + "/whip/cabi", "5", "127.0.0.1:0"], timeout: 40)
+        let run = try Tools.run(example, [server.base + "/whip/\(id)", "5", "127.0.0.1:0", codec], timeout: 40)
         let log = String(decoding: run.stdout, as: UTF8.self)
         #expect(run.status == 0, "\(log)\n\(run.stderr)")
+        #expect(log.contains("codec \(expected)\n"), "\(log)")
         #expect(log.contains("event 8: WHIP: connected"), "\(log)")
         #expect(log.contains("event 9: duration reached"), "\(log)")
         let summary = try server.summary()
-        #expect((summary["deletes"] as? [String] ?? []).contains("cabi"))
+        #expect((summary["deletes"] as? [String] ?? []).contains(id))
+        let own = (summary["by_session"] as? [String: Any])?[id] as? [String: Any] ?? [:]
+        #expect(own["codec"] as? String == (expected == "h264" ? "video/H264" : "video/VP8"), "\(own)")
         let encoded = log.split(separator: "\n").last { $0.hasPrefix("ok;") }
             .flatMap { line in line.split(separator: " ").firstIndex(of: "encoded").map { Int(line.split(separator: " ")[$0 + 1]) ?? 0 } } ?? 0
         #expect(encoded >= 90, "\(log)")
