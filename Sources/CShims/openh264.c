@@ -137,28 +137,34 @@ void rtcs_openh264_encoder_close(rtcs_openh264_encoder *e) {
     free(e);
 }
 
-static int set_bitrate_option(rtcs_openh264_encoder *e, ENCODER_OPTION option, int bps) {
+static int set_bitrate_option(rtcs_openh264_encoder *e, ENCODER_OPTION option, int layer, int bps) {
     SBitrateInfo info;
     memset(&info, 0, sizeof info);
-    info.iLayer = SPATIAL_LAYER_ALL;
+    info.iLayer = layer;
     info.iBitrate = bps;
     return (*e->codec)->SetOption(e->codec, option, &info);
 }
 
 int rtcs_openh264_encoder_set_bitrate(rtcs_openh264_encoder *e, int bps) {
     if (e == NULL || bps <= 0) return -1;
-    // The target may not pass the maximum at any moment: raise the maximum first when going up,
-    // lower the target first when going down.
-    int rc;
-    if (bps > e->bitrate_bps) {
-        rc = set_bitrate_option(e, ENCODER_OPTION_MAX_BITRATE, bps);
-        if (rc == 0) rc = set_bitrate_option(e, ENCODER_OPTION_BITRATE, bps);
-    } else {
-        rc = set_bitrate_option(e, ENCODER_OPTION_BITRATE, bps);
-        if (rc == 0) rc = set_bitrate_option(e, ENCODER_OPTION_MAX_BITRATE, bps);
+    // openh264 keeps a target and a maximum for the whole stream and for the (one) spatial
+    // layer, and refuses any call that would leave a target above its maximum (checked here:
+    // 2.3.1 returns cmInitParaError). Going up: the maxima first, layer before stream for the
+    // target; going down: the targets first.
+    const struct { ENCODER_OPTION option; int layer; } up[] = {
+        {ENCODER_OPTION_MAX_BITRATE, SPATIAL_LAYER_ALL}, {ENCODER_OPTION_MAX_BITRATE, SPATIAL_LAYER_0},
+        {ENCODER_OPTION_BITRATE, SPATIAL_LAYER_0}, {ENCODER_OPTION_BITRATE, SPATIAL_LAYER_ALL},
+    }, down[] = {
+        {ENCODER_OPTION_BITRATE, SPATIAL_LAYER_0}, {ENCODER_OPTION_BITRATE, SPATIAL_LAYER_ALL},
+        {ENCODER_OPTION_MAX_BITRATE, SPATIAL_LAYER_0}, {ENCODER_OPTION_MAX_BITRATE, SPATIAL_LAYER_ALL},
+    };
+    for (int i = 0; i < 4; i++) {
+        int rc = bps > e->bitrate_bps ? set_bitrate_option(e, up[i].option, up[i].layer, bps)
+                                      : set_bitrate_option(e, down[i].option, down[i].layer, bps);
+        if (rc != 0) return rc;
     }
-    if (rc == 0) e->bitrate_bps = bps;
-    return rc;
+    e->bitrate_bps = bps;
+    return 0;
 }
 
 int rtcs_openh264_encoder_force_idr(rtcs_openh264_encoder *e) {
