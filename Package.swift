@@ -34,6 +34,8 @@ let package = Package(
                        providers: [.apt(["libvpx-dev"])]),
         .systemLibrary(name: "COpus", path: "Sources/COpus", pkgConfig: "opus",
                        providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(name: "COpenH264", path: "Sources/COpenH264", pkgConfig: "openh264",
+                       providers: [.apt(["libopenh264-dev"])]),
         .systemLibrary(name: "CSRTP", path: "Sources/CSRTP", pkgConfig: "libsrtp2",
                        providers: [.apt(["libsrtp2-dev"])]),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
@@ -50,10 +52,11 @@ let package = Package(
         // Swift face of CCore: owned pools and slots as values, pixels borrowed inside closures.
         .target(name: "RTCShareCore", dependencies: ["CCore"]),
 
-        // Non-variadic wrappers over libvpx and libopus calls Swift cannot make (macros, varargs).
-        .target(name: "CShims", dependencies: ["CVPX", "COpus"]),
+        // Non-variadic wrappers over libvpx and libopus calls Swift cannot make (macros, varargs),
+        // and openh264's C++-style vtables behind plain functions.
+        .target(name: "CShims", dependencies: ["CVPX", "COpus", "COpenH264"]),
 
-        // Media that needs no OS: test source, Y4M, frame marker, VP8 encoder, IVF writer.
+        // Media that needs no OS: test source, Y4M, frame marker, VP8 and H.264 codecs, IVF writer.
         .target(name: "RTCShareMedia", dependencies: ["RTCShareCore", "CShims", "CVPX", "COpus", "CSpeexDSP", "COgg"]),
 
         // The edge: the monotonic clock, threads, file input (later sockets and capture).

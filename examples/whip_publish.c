@@ -2,12 +2,14 @@
  * Publishes one share into a WebRTC server over WHIP through the C ABI: the test pattern and a
  * tone, at 1280x720 and 20 fps, for a number of seconds.
  *
- *   whip_publish URL SECONDS [BIND_HOST:PORT]
+ *   whip_publish URL SECONDS [BIND_HOST:PORT [CODEC]]
  *
+ * CODEC is vp8, h264 or auto (the default: both offered, the server picks).
  * Prints the events and one summary line; exits 0 when the share ran to its end.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rtcshare.h"
 
@@ -20,7 +22,7 @@ static void on_event(void *user, const rtcshare_event *event) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s URL SECONDS [BIND_HOST:PORT]\n", argv[0]);
+        fprintf(stderr, "usage: %s URL SECONDS [BIND_HOST:PORT [vp8|h264|auto]]\n", argv[0]);
         return 2;
     }
     rtcshare_process *process = rtcshare_process_create(64ull << 20);
@@ -33,6 +35,11 @@ int main(int argc, char **argv) {
     c.whip_url = argv[1];
     c.whip_bind = argc > 3 ? argv[3] : NULL;
     c.duration_seconds = atof(argv[2]);
+    if (argc > 4) {
+        c.video_codec = strcmp(argv[4], "h264") == 0  ? RTCSHARE_CODEC_H264
+                        : strcmp(argv[4], "vp8") == 0 ? RTCSHARE_CODEC_VP8
+                                                      : RTCSHARE_CODEC_AUTO;
+    }
     rtcshare_session *session = NULL;
     int32_t status = rtcshare_session_create(process, &c, on_event, NULL, &session);
     if (status != RTCSHARE_OK) {
@@ -41,6 +48,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     rtcshare_stats stats = {0};
+    printf("codec %s\n", rtcshare_session_video_codec(session) == RTCSHARE_CODEC_H264 ? "h264" : "vp8");
     status = rtcshare_session_start(session);
     if (status == RTCSHARE_OK) status = rtcshare_session_wait(session, &stats);
     char detail[256];

@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // Coverage-guided fuzzing (libFuzzer + AddressSanitizer) of the parsers that read untrusted
-// input: RTP/RTCP/VP8 from the network, SDP, the IPC producer protocol, Y4M headers, peer
+// input: RTP/RTCP/VP8/H.264 from the network, SDP, the IPC producer protocol, Y4M headers, peer
 // addresses, STUN messages and ICE candidates. A package of its own, like bench/, so the product never links libFuzzer.
 //
 // The sanitizer flags are NOT set here: they must reach the root package's targets too (the
@@ -35,6 +35,7 @@ let package = Package(
 
         harness("fuzz-rtp"),   // RTPHeader + header extensions + VP8 descriptor + Opus TOC
         harness("fuzz-vp8"),   // VP8Depacketizer over a sequence of packets
+        harness("fuzz-h264"),  // H264Depacketizer over a sequence of packets + the packetizer's Annex B scan
         harness("fuzz-rtcp"),  // RTCPParser (compound)
         harness("fuzz-sdp"),   // SessionDescription + accessors + SRTP key base64
         harness("fuzz-ipc"),   // IPCMessage + IPCProducerStateMachine

@@ -14,4 +14,5 @@ void rtcshare_config_init(rtcshare_config *config) {
     config->fps = 20;
     config->bitrate_kbps = 1500;
     config->audio = RTCSHARE_AUDIO_NONE;
+    config->video_codec = RTCSHARE_CODEC_AUTO;
 }

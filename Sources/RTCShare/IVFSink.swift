@@ -1,14 +1,15 @@
 import RTCShareMedia
 
-/// `--output FILE.ivf`: the VP8 stream in an IVF file, for checking without a network.
+/// `--output FILE.ivf`: the video stream (VP8, or H.264 under fourcc H264) in an IVF file, for
+/// checking without a network.
 public final class IVFSink: MediaSink {
     public let name: String
     private var writer: IVFWriter?
 
-    public init(path: String, width: Int, height: Int) throws(ShareError) {
+    public init(path: String, codec: VideoCodec = .vp8, width: Int, height: Int) throws(ShareError) {
         name = "ivf \(path)"
         do {
-            writer = try IVFWriter(path: path, width: width, height: height)
+            writer = try IVFWriter(path: path, width: width, height: height, fourcc: codec == .h264 ? "H264" : "VP80")
         } catch {
             throw .output("\(error)")
         }

@@ -2,9 +2,9 @@ import RTCShareCore
 import RTCShareMedia
 import RTCShareRTP
 
-/// One encoded VP8 frame on its way out; the bytes are borrowed for the call only.
+/// One encoded video frame on its way out; the bytes are borrowed for the call only.
 public struct OutgoingVideoFrame {
-    /// The VP8 frame (RFC 6386).
+    /// The VP8 frame (RFC 6386) or H.264 access unit (Annex B), as the share's codec makes them.
     public let bytes: UnsafeRawBufferPointer
     public let isKeyframe: Bool
     /// No later frame refers to this one (RFC 7741's N bit).

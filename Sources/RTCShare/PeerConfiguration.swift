@@ -1,4 +1,5 @@
 import RTCShareIO
+import RTCShareMedia
 import RTCShareRTP
 
 /// How `--peer host:port` sends: where to, how protected, which RTP features.
@@ -25,14 +26,28 @@ public struct PeerConfiguration: Sendable {
     public var audioChannels = 2
     /// The share's frame rate, for `a=framerate` (receivers that write files use it).
     public var framesPerSecond: Int?
+    /// The video codec sent (one per share: the SDP names only it).
+    public var videoCodec = VideoCodec.vp8
 
     /// Payload types and header extension ids rtcshare uses (dynamic range, what WebRTC peers use).
     public static let vp8PayloadType: UInt8 = 96
     public static let rtxPayloadType: UInt8 = 97
+    /// H.264 and its RTX, the numbers the WHIP offer gives them too.
+    public static let h264PayloadType: UInt8 = 102
+    public static let h264RTXPayloadType: UInt8 = 103
     public static let opusPayloadType: UInt8 = 111
     public static let absSendTimeID: UInt8 = 2
     public static let transportSequenceID: UInt8 = 3
     public static let videoOrientationID: UInt8 = 4
+
+    /// The video payload type of the codec sent, and its RTX payload type.
+    public var videoPayloadType: UInt8 { videoCodec == .h264 ? Self.h264PayloadType : Self.vp8PayloadType }
+    public var videoRTXPayloadType: UInt8 { videoCodec == .h264 ? Self.h264RTXPayloadType : Self.rtxPayloadType }
+
+    /// RFC 6184 §8.1 for what rtcshare sends: constrained baseline (42 e0), level 3.1 (1f),
+    /// non-interleaved mode; level-asymmetry-allowed lets a receiver that decodes a higher level
+    /// answer with it (RFC 6184 §8.2.2).
+    public static let h264FormatParameters = "profile-level-id=42e01f;packetization-mode=1;level-asymmetry-allowed=1"
 
     public init(videoPeer: SocketAddress, audioPeer: SocketAddress? = nil) {
         self.videoPeer = videoPeer

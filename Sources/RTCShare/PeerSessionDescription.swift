@@ -18,14 +18,15 @@ extension PeerSink {
         let profile = c.protection == nil ? "RTP/AVP" : "RTP/SAVP"
         let crypto = c.protection.map { SDESCrypto(suite: $0.profile.name, keyBase64: $0.base64).value }
 
-        let vp8 = Int(PeerConfiguration.vp8PayloadType), rtxType = Int(PeerConfiguration.rtxPayloadType)
+        let pt = Int(c.videoPayloadType), rtxType = Int(c.videoRTXPayloadType)
         var v = MediaDescription(kind: .video, port: c.videoPeer.port, transportProtocol: profile,
-                                 payloadTypes: rtx == nil ? [vp8] : [vp8, rtxType])
-        v.add("rtpmap", RTPMap(payloadType: vp8, encodingName: "VP8", clockRate: 90_000).value)
-        for fb in ["nack", "nack pli", "ccm fir", "goog-remb"] { v.add("rtcp-fb", "\(vp8) \(fb)") }
+                                 payloadTypes: rtx == nil ? [pt] : [pt, rtxType])
+        v.add("rtpmap", RTPMap(payloadType: pt, encodingName: c.videoCodec.encodingName, clockRate: 90_000).value)
+        if c.videoCodec == .h264 { v.add("fmtp", "\(pt) \(PeerConfiguration.h264FormatParameters)") }
+        for fb in ["nack", "nack pli", "ccm fir", "goog-remb"] { v.add("rtcp-fb", "\(pt) \(fb)") }
         if let rtx {
             v.add("rtpmap", RTPMap(payloadType: rtxType, encodingName: "rtx", clockRate: 90_000).value)
-            v.add("fmtp", "\(rtxType) apt=\(vp8)")
+            v.add("fmtp", "\(rtxType) apt=\(pt)")
             v.add("ssrc-group", "FID \(video.ssrc) \(rtx.ssrc)")
         }
         v.add("extmap", "\(PeerConfiguration.absSendTimeID) \(AbsSendTime.uri)")

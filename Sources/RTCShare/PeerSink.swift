@@ -52,8 +52,9 @@ public final class PeerSink: MediaSink {
         var wire = RTPSenderConfiguration()
         wire.mtu = configuration.mtu
         wire.protection = configuration.protection.map { .keys(local: $0, remote: $0) } ?? .insecure
-        wire.videoPayloadType = PeerConfiguration.vp8PayloadType
-        wire.rtxPayloadType = configuration.usesRTX ? PeerConfiguration.rtxPayloadType : nil
+        wire.videoPayloadType = configuration.videoPayloadType
+        wire.videoCodec = configuration.videoCodec
+        wire.rtxPayloadType = configuration.usesRTX ? configuration.videoRTXPayloadType : nil
         wire.audioPayloadType = configuration.sendsAudio ? PeerConfiguration.opusPayloadType : nil
         wire.absSendTimeID = PeerConfiguration.absSendTimeID
         wire.transportSequenceID = PeerConfiguration.transportSequenceID

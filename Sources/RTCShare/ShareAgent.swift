@@ -59,8 +59,10 @@ public final class ShareAgent: @unchecked Sendable {
         if let processBudget { share.memoryCapBytes = processBudget.availableBytes + MemoryPlanner.runtimeBytes }
         switch configuration.transport {
         case .none:
-            break
+            share.videoCodec = VideoCodecChoice(rawValue: share.videoCodec.resolvedAlone.rawValue) ?? .vp8
         case .peer(let peer):
+            // rtcshare decides alone: the SDP it writes names the one codec it sends.
+            share.videoCodec = VideoCodecChoice(rawValue: share.videoCodec.resolvedAlone.rawValue) ?? .vp8
             share.outputBudgetBytes = PeerSink.budgetBytes(peer)
             share.outputHeapBytes = PeerSink.heapBytes(peer)
         case .whip(let whip):
@@ -81,7 +83,7 @@ public final class ShareAgent: @unchecked Sendable {
             let reservation = try processBudget?.reserve(plan.peakBytes - MemoryPlanner.runtimeBytes,
                                                          for: source.name)
             // The encoder first: its start-up peak then meets little else resident.
-            try session.prepareEncoder(for: plan.outputSize)
+            try session.prepareEncoder(share.videoCodec.resolvedAlone, for: plan.outputSize)
             let budget: MemoryBudget
             do {
                 budget = try MemoryBudget(capBytes: plan.budgetBytes)
@@ -105,19 +107,23 @@ public final class ShareAgent: @unchecked Sendable {
             switch configuration.transport {
             case .none:
                 break
-            case .peer(let peer):
+            case .peer(var peer):
+                peer.videoCodec = share.videoCodec.resolvedAlone
                 let sink = try PeerSink(configuration: peer, budget: budget)
                 sinks.append(sink)
                 peerSink = sink
-            case .whip(let whip):
+            case .whip(var whip):
+                // The server's answer picks among the codecs the choice offers.
+                whip.videoCodecs = share.videoCodec.offered
                 let sink = try WHIPSink(configuration: whip, budget: budget)
                 if let line = sink.gatheringNotice { notice("WHIP: \(line)") }
                 for line in sink.negotiated { notice("WHIP: \(line)") }
                 sinks.append(sink)
                 whipSink = sink
             }
+            let codec = whipSink?.videoCodec ?? share.videoCodec.resolvedAlone
             let run: () throws(ShareError) -> ShareStats = { [sinks, audio] () throws(ShareError) in
-                try session.run(source: source, budget: budget, plan: plan, sinks: sinks, audio: audio)
+                try session.run(source: source, budget: budget, plan: plan, sinks: sinks, audio: audio, codec: codec)
             }
             return (plan, audioName, peerSink, reservation, run)
         }
@@ -174,6 +180,11 @@ public final class ShareAgent: @unchecked Sendable {
 
     /// The WHIP session's resource URL, for `.whip` transports.
     public var whipResource: String? { whip?.resourceURL }
+
+    /// The codec the share encodes with: the configuration's (`auto` is VP8), or what a WHIP
+    /// server's answer kept.
+    public var videoCodec: VideoCodec { whip?.videoCodec ?? peer?.configuration.videoCodec
+        ?? configuration.share.videoCodec.resolvedAlone }
 
     /// The peer the share sends to, for `.peer` transports.
     public var peerAddress: SocketAddress? { peer?.configuration.videoPeer }

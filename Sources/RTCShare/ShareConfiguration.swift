@@ -10,11 +10,13 @@ public struct ShareConfiguration: Sendable, Equatable {
     public var framesPerSecond = 20
     /// Frame rate while the screen is static, or nil to always send at `framesPerSecond`.
     public var idleFramesPerSecond: Int?
-    /// VP8 target bitrate.
+    /// Video target bitrate (the ceiling congestion control works under).
     public var bitrateKbps = 1500
+    /// VP8, H.264, or `auto`: VP8 unless a WHIP server's answer picks H.264.
+    public var videoCodec = VideoCodecChoice.auto
     /// Stop after this long; nil runs until stopped.
     public var duration: MediaDuration?
-    /// Write the VP8 stream to this IVF file.
+    /// Write the video stream to this IVF file (fourcc VP80 or H264).
     public var ivfPath: String?
     /// Whole-process memory budget.
     public var memoryCapBytes = 50 << 20

@@ -4,7 +4,7 @@ import RTCShareMedia
 /// Lifecycle and health events of a share, reported to the embedder (and logged by the CLI):
 /// `starting → started → finished(reason)`, with stalls and restarts in between.
 public enum ShareEvent: Sendable, Equatable {
-    case starting(source: String, output: PictureSize, framesPerSecond: Int)
+    case starting(source: String, output: PictureSize, framesPerSecond: Int, codec: VideoCodec = .vp8)
     case started
     /// The host paused the share: nothing is encoded or sent but RTCP; resumed with a keyframe.
     case paused
@@ -81,6 +81,8 @@ public struct ShareStats: Sendable, Equatable {
     public var wakeups = 0
     /// Source frames let go of while paused.
     public var droppedWhilePaused = 0
+    /// The codec the share encodes with.
+    public var videoCodec = VideoCodec.vp8
 
     public init() {}
 }

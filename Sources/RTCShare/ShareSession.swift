@@ -5,7 +5,8 @@ import RTCShareRTP
 import Synchronization
 
 /// One share: a source on its capture thread, and on the calling thread the pipeline — pacer
-/// and filler, stall watchdog, the fused transform into encoder input, VP8, and the outputs.
+/// and filler, stall watchdog, the fused transform into encoder input, the encoder (VP8 or
+/// H.264, one `VideoEncoder` either way), and the outputs.
 /// All its memory is reserved before the first frame (the budget, the pools, the encoder); a
 /// configuration that cannot fit is refused up front by the `MemoryPlanner`.
 public final class ShareSession: Sendable {
@@ -21,7 +22,7 @@ public final class ShareSession: Sendable {
     private let waker = Mutex<EventLoopWaker?>(nil)
     private let onEvent: @Sendable (ShareEvent) -> Void
     /// The encoder made before everything else (`prepareEncoder`), which `run` takes.
-    private let preparedEncoder = Mutex<VP8Encoder?>(nil)
+    private let preparedEncoder = Mutex<VideoEncoder?>(nil)
 
     public init(configuration: ShareConfiguration,
                 onEvent: @escaping @Sendable (ShareEvent) -> Void = { _ in }) {
@@ -54,7 +55,7 @@ public final class ShareSession: Sendable {
 
     public var isStopRequested: Bool { stopRequested.load(ordering: .acquiring) }
 
-    /// Changes the VP8 bitrate (the ceiling the receiver's feedback may lower it from) from the
+    /// Changes the video bitrate (the ceiling the receiver's feedback may lower it from) from the
     /// next frame on; safe from any thread.
     public func setBitrate(kbps: Int) {
         requestedBitrateKbps.store(max(kbps, 1), ordering: .releasing)
@@ -74,12 +75,16 @@ public final class ShareSession: Sendable {
     ///
     /// `sinks` receive the encoded media in order (an `--output` IVF file is added from the
     /// configuration); `audio`, if any, is pumped from the same loop. The session calls each
-    /// sink's `finish` once at the end, whatever the reason.
+    /// sink's `finish` once at the end, whatever the reason. `codec` is the one the outputs
+    /// agreed on (a WHIP answer); nil: the configuration's choice (`auto` is VP8).
     public func run<S: VideoSource>(source: S, budget: MemoryBudget, plan: MemoryPlan,
                                     sinks extraSinks: [any MediaSink] = [],
-                                    audio: (any AudioPath)? = nil) throws(ShareError) -> ShareStats {
+                                    audio: (any AudioPath)? = nil,
+                                    codec: VideoCodec? = nil) throws(ShareError) -> ShareStats {
         let output = plan.outputSize
-        onEvent(.starting(source: source.name, output: output, framesPerSecond: configuration.framesPerSecond))
+        let codec = codec ?? configuration.videoCodec.resolvedAlone
+        onEvent(.starting(source: source.name, output: output, framesPerSecond: configuration.framesPerSecond,
+                          codec: codec))
 
         // Everything the pipeline holds, reserved now.
         let sourcePool: FramePool
@@ -108,16 +113,17 @@ public final class ShareSession: Sendable {
         } catch {
             throw .source(error.description)
         }
-        var encoder: VP8Encoder
-        if let prepared = preparedEncoder.withLock({ $0.take() }), prepared.width == output.width,
-           prepared.height == output.height {
+        var encoder: VideoEncoder
+        if let prepared = preparedEncoder.withLock({ $0.take() }), prepared.codec == codec,
+           prepared.width == output.width, prepared.height == output.height {
             encoder = prepared
         } else {
-            encoder = try makeEncoder(output)
+            // Not the one prepared (a WHIP answer chose the other codec): it is let go first.
+            encoder = try makeEncoder(codec, output)
         }
         var sinks = extraSinks
         if let path = configuration.ivfPath {
-            sinks.insert(try IVFSink(path: path, width: output.width, height: output.height), at: 0)
+            sinks.insert(try IVFSink(path: path, codec: codec, width: output.width, height: output.height), at: 0)
         }
         var sinksFinished = false
         defer {
@@ -159,6 +165,7 @@ public final class ShareSession: Sendable {
         var watchdog = StallWatchdogStateMachine(
             configuration: .init(stallThreshold: configuration.stallThreshold), startedAt: startedAt)
         var stats = ShareStats()
+        stats.videoCodec = codec
         // The video bitrate: the configured one (or the host's), lowered by REMB and by loss.
         var rate = SendBitrateController(maximumKbps: configuration.bitrateKbps)
         stats.targetBitrateKbps = rate.targetKbps
@@ -412,21 +419,20 @@ public final class ShareSession: Sendable {
 extension ShareSession {
     /// Makes the encoder now, before the share's other memory: libvpx zero-fills its token
     /// buffer at init, and the pages given back after (`reclaimEncoderStartupMemory`) still
-    /// count in the process's peak unless little else is resident yet. `run` takes it.
-    public func prepareEncoder(for output: PictureSize) throws(ShareError) {
-        var encoder: VP8Encoder? = try makeEncoder(output)
+    /// count in the process's peak unless little else is resident yet. `run` takes it when the
+    /// codec and size are still those.
+    public func prepareEncoder(_ codec: VideoCodec, for output: PictureSize) throws(ShareError) {
+        var encoder: VideoEncoder? = try makeEncoder(codec, output)
         preparedEncoder.withLock { $0 = encoder.take() }
     }
 
-    private func makeEncoder(_ output: PictureSize) throws(ShareError) -> VP8Encoder {
-        var config = VP8Encoder.Configuration(width: output.width, height: output.height,
-                                              bitrateKbps: configuration.bitrateKbps)
-        config.frameRate = configuration.framesPerSecond
-        config.reclaimStartupZeroPages = configuration.reclaimEncoderStartupMemory
+    private func makeEncoder(_ codec: VideoCodec, _ output: PictureSize) throws(ShareError) -> VideoEncoder {
         do {
-            return try VP8Encoder(config)
+            return try VideoEncoder(codec: codec, width: output.width, height: output.height,
+                                    bitrateKbps: configuration.bitrateKbps, frameRate: configuration.framesPerSecond,
+                                    reclaimStartupZeroPages: configuration.reclaimEncoderStartupMemory)
         } catch {
-            throw .output("VP8 encoder: \(error)")
+            throw .output("\(codec) encoder: \(error)")
         }
     }
 }

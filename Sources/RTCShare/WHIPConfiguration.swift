@@ -1,4 +1,5 @@
 import RTCShareIO
+import RTCShareMedia
 import RTCShareWHIP
 
 /// How `--whip URL` publishes: where, with which credentials, which RTP features it offers.
@@ -20,6 +21,9 @@ public struct WHIPConfiguration: Sendable {
     public var mtu = 1200
     /// Bytes of sent video kept for retransmission.
     public var historyBytes = 512 << 10
+    /// The video codecs offered, in order of preference (each with its RTX); the answer picks.
+    /// `ShareAgent` sets them from the share's codec choice.
+    public var videoCodecs: [VideoCodec] = [.vp8]
     /// Whether an audio section is offered (an Opus stream).
     public var sendsAudio = false
     /// The share's frame rate (for the status line; the offer does not carry it).

@@ -22,6 +22,8 @@ public final class WHIPSink: MediaSink {
     public let resourceURL: String
     /// One line on what the STUN servers said (nil without `stunServers`).
     public let gatheringNotice: String?
+    /// The video codec the server's answer kept (the first of the offered ones it listed).
+    public let videoCodec: VideoCodec
 
     private let socket: UDPSocket
     private let transport: WebRTCTransport<SystemRandomNumberGenerator>
@@ -91,6 +93,7 @@ public final class WHIPSink: MediaSink {
             iceUfrag: ice.localCredentials.ufrag, icePwd: ice.localCredentials.password,
             fingerprint: fingerprint, candidates: offerCandidates, cname: identity.cname,
             videoSSRC: identity.videoSSRC, rtxSSRC: identity.rtxSSRC)
+        offer.videoCodecs = configuration.videoCodecs.map { $0 == .h264 ? .h264 : .vp8 }
         if configuration.sendsAudio { offer.audio = .init(ssrc: identity.audioSSRC) }
 
         // The exchange.
@@ -107,6 +110,7 @@ public final class WHIPSink: MediaSink {
             throw .output("WHIP \(configuration.url): \(error)")
         }
         resourceURL = publication.resourceURL
+        videoCodec = answer.video.codec.name.uppercased() == VideoCodec.h264.encodingName ? .h264 : .vp8
         name = "whip \(configuration.url)"
         // From here on a failure also ends the session the server made for us.
         let client = self.client, token = configuration.token, resource = publication.resourceURL
@@ -143,6 +147,7 @@ public final class WHIPSink: MediaSink {
         wire.protection = .awaitingKeys
         wire.identity = identity
         wire.videoPayloadType = UInt8(answer.video.codec.payloadType)
+        wire.videoCodec = videoCodec
         wire.rtxPayloadType = answer.video.rtxPayloadType.map { UInt8($0) }
         wire.audioPayloadType = answer.audio.map { UInt8($0.codec.payloadType) }
         wire.absSendTimeID = answer.video.extensionID(for: AbsSendTime.uri).map { UInt8($0) }

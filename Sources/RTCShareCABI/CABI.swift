@@ -115,9 +115,9 @@ final class CSession: @unchecked Sendable {
         var value: Int64 = 0
         var text: String?
         switch event {
-        case .starting(let source, let output, let fps):
+        case .starting(let source, let output, let fps, let codec):
             type = RTCSHARE_EVENT_STARTING
-            text = "\(source) -> VP8 \(output) at \(fps) fps"
+            text = "\(source) -> \(codec) \(output) at \(fps) fps"
         case .started: type = RTCSHARE_EVENT_STARTED
         case .paused: type = RTCSHARE_EVENT_PAUSED
         case .resumed: type = RTCSHARE_EVENT_RESUMED
@@ -193,6 +193,14 @@ private func configuration(_ c: rtcshare_config, error: inout String) -> ShareAg
     out.share.framesPerSecond = Int(c.fps)
     out.share.idleFramesPerSecond = c.idle_fps > 0 ? Int(c.idle_fps) : nil
     out.share.bitrateKbps = Int(c.bitrate_kbps)
+    switch c.video_codec {
+    case Int32(RTCSHARE_CODEC_AUTO.rawValue): out.share.videoCodec = .auto
+    case Int32(RTCSHARE_CODEC_VP8.rawValue): out.share.videoCodec = .vp8
+    case Int32(RTCSHARE_CODEC_H264.rawValue): out.share.videoCodec = .h264
+    default:
+        error = "video_codec must be RTCSHARE_CODEC_AUTO, _VP8 or _H264"
+        return nil
+    }
     if c.width != 0 || c.height != 0 {
         guard let size = PictureSize(parsing: "\(c.width)x\(c.height)") else {
             error = "width and height must be even, 16...4096 (or both 0 for auto)"
@@ -281,18 +289,27 @@ private func configuration(_ c: rtcshare_config, error: inout String) -> ShareAg
     return out
 }
 
+/// The `struct_size`s accepted: this header's, and the one before `video_codec` was appended.
+private let configSizes: Set<Int> = [MemoryLayout<rtcshare_config>.size,
+                                     MemoryLayout<rtcshare_config>.offset(of: \rtcshare_config.video_codec)!]
+
 @_cdecl("rtcshare_session_create")
 public func rtcshare_session_create(_ process: OpaquePointer?, _ config: UnsafePointer<rtcshare_config>?,
                                     _ callback: rtcshare_event_callback?, _ userData: UnsafeMutableRawPointer?,
                                     _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    guard let process, let config, let out,
-          config.pointee.struct_size == UInt32(MemoryLayout<rtcshare_config>.size) else {
+    guard let process, let config, let out, configSizes.contains(Int(config.pointee.struct_size)) else {
         return RTCSHARE_E_INVALID_ARGUMENT.rawValue
     }
     out.pointee = nil
     let budget = Unmanaged<ProcessBudget>.fromOpaque(UnsafeRawPointer(process)).takeUnretainedValue()
     var problem = ""
-    guard let settings = configuration(config.pointee, error: &problem) else {
+    // A caller built against the header before `video_codec` has a struct that ends where it
+    // begins: read only what it has, and give the rest its default.
+    var given = rtcshare_config()
+    rtcshare_config_init(&given)
+    UnsafeMutableRawPointer(&given).copyMemory(from: config, byteCount: Int(config.pointee.struct_size))
+    given.struct_size = UInt32(MemoryLayout<rtcshare_config>.size)
+    guard let settings = configuration(given, error: &problem) else {
         return RTCSHARE_E_INVALID_ARGUMENT.rawValue
     }
     let box = CSession(callback: callback, userData: userData)
@@ -402,6 +419,12 @@ public func rtcshare_session_stats(_ handle: OpaquePointer?, _ out: UnsafeMutabl
     guard let s = session(handle), let out else { return RTCSHARE_E_INVALID_ARGUMENT.rawValue }
     s.latest.withLock { l in s.fill(out, l.0, l.1) }
     return RTCSHARE_OK.rawValue
+}
+
+@_cdecl("rtcshare_session_video_codec")
+public func rtcshare_session_video_codec(_ handle: OpaquePointer?) -> Int32 {
+    guard let s = session(handle), let agent = s.agent else { return RTCSHARE_E_INVALID_ARGUMENT.rawValue }
+    return Int32((agent.videoCodec == .h264 ? RTCSHARE_CODEC_H264 : RTCSHARE_CODEC_VP8).rawValue)
 }
 
 /// Copies `text` NUL-terminated into the caller's buffer; its length, or invalid argument.

@@ -1,6 +1,6 @@
 import Glibc
 
-/// Writes encoded VP8 frames to an IVF file, the container libvpx's tools, ffmpeg and GStreamer
+/// Writes encoded VP8 frames (or H.264 access units, fourcc "H264", which ffmpeg reads) to an IVF file, the container libvpx's tools, ffmpeg and GStreamer
 /// read, for recording a share or inspecting what the encoder made.
 ///
 /// ```
@@ -44,7 +44,8 @@ public struct IVFWriter: ~Copyable {
     /// `.invalidConfiguration` for a size or timebase IVF cannot hold.
     public init(path: String, width: Int, height: Int, timebaseNumerator: UInt32 = 1,
                 timebaseDenominator: UInt32 = 1_000_000,
-                bufferBytes: Int = 64 * 1024) throws(MediaError) {
+                bufferBytes: Int = 64 * 1024, fourcc: String = "VP80") throws(MediaError) {
+        guard fourcc.utf8.count == 4 else { throw .invalidConfiguration("IVF fourcc '\(fourcc)' is not 4 bytes") }
         guard (1...65535).contains(width), (1...65535).contains(height) else {
             throw .invalidConfiguration("IVF size \(width)x\(height) outside 1...65535")
         }
@@ -60,7 +61,7 @@ public struct IVFWriter: ~Copyable {
             h.copyBytes(from: "DKIF".utf8)
             h.storeBytes(of: UInt16(0).littleEndian, toByteOffset: 4, as: UInt16.self)
             h.storeBytes(of: UInt16(Self.fileHeaderSize).littleEndian, toByteOffset: 6, as: UInt16.self)
-            UnsafeMutableRawBufferPointer(rebasing: h[8..<12]).copyBytes(from: "VP80".utf8)
+            UnsafeMutableRawBufferPointer(rebasing: h[8..<12]).copyBytes(from: fourcc.utf8)
             h.storeBytes(of: UInt16(width).littleEndian, toByteOffset: 12, as: UInt16.self)
             h.storeBytes(of: UInt16(height).littleEndian, toByteOffset: 14, as: UInt16.self)
             h.storeBytes(of: timebaseDenominator.littleEndian, toByteOffset: 16, as: UInt32.self)

@@ -18,6 +18,8 @@ public enum MediaError: Error, Equatable, CustomStringConvertible {
     /// Untrusted input (a WAV file, producer PCM) is not what it claims to be; the string says
     /// what was wrong, for one line to the user.
     case malformedInput(String)
+    /// openh264 refused a call: its return code and what was being done.
+    case openh264(Int32, String)
     /// A library call other than libvpx's failed (libspeexdsp, libogg); the string names it.
     case library(String)
 
@@ -80,6 +82,8 @@ public enum MediaError: Error, Equatable, CustomStringConvertible {
             "libvpx: \(kind)" + (detail.map { " (\($0))" } ?? "")
         case .file(let path, let operation, let errno):
             "\(operation.rawValue) \(path): \(String(cString: strerror(errno)))"
+        case .openh264(let code, let what):
+            "openh264: \(what) failed (code \(code))"
         case .malformedInput(let what):
             what
         case .library(let what):

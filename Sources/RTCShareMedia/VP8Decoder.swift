@@ -37,19 +37,36 @@ public struct VP8Decoder: ~Copyable {
     }
 }
 
-/// A decoded I420 picture borrowed from the decoder.
+/// A decoded I420 picture borrowed from a decoder (libvpx's or openh264's buffers).
 public struct DecodedPicture {
-    let image: vpx_image_t
-    public var width: Int { Int(image.d_w) }
-    public var height: Int { Int(image.d_h) }
+    /// Each plane's first byte and stride: Y, U, V.
+    let planes: (UnsafePointer<UInt8>, UnsafePointer<UInt8>, UnsafePointer<UInt8>)
+    let strides: (Int, Int, Int)
+    public let width: Int
+    public let height: Int
+
+    init(image: vpx_image_t) {
+        planes = (UnsafePointer(image.planes.0!), UnsafePointer(image.planes.1!), UnsafePointer(image.planes.2!))
+        strides = (Int(image.stride.0), Int(image.stride.1), Int(image.stride.2))
+        width = Int(image.d_w)
+        height = Int(image.d_h)
+    }
+
+    init(planes: (UnsafePointer<UInt8>, UnsafePointer<UInt8>, UnsafePointer<UInt8>), strides: (Int, Int, Int),
+         width: Int, height: Int) {
+        self.planes = planes
+        self.strides = strides
+        self.width = width
+        self.height = height
+    }
 
     /// Plane 0 (Y), 1 (U) or 2 (V): its first byte, stride, visible width and rows.
     public func plane(_ index: Int) -> (base: UnsafePointer<UInt8>, stride: Int, width: Int, rows: Int) {
         let chromaW = (width + 1) / 2, chromaH = (height + 1) / 2
         switch index {
-        case 0: return (UnsafePointer(image.planes.0!), Int(image.stride.0), width, height)
-        case 1: return (UnsafePointer(image.planes.1!), Int(image.stride.1), chromaW, chromaH)
-        default: return (UnsafePointer(image.planes.2!), Int(image.stride.2), chromaW, chromaH)
+        case 0: return (planes.0, strides.0, width, height)
+        case 1: return (planes.1, strides.1, chromaW, chromaH)
+        default: return (planes.2, strides.2, chromaW, chromaH)
         }
     }
 

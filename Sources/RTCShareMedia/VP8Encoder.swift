@@ -40,42 +40,10 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     private var framesSinceKeyframe = 0
     private var lastEncoderPts: Int64?
 
-    /// Counters since creation.
-    public struct Stats: Equatable, Sendable {
-        /// Frames handed to `encode`.
-        public var framesIn: UInt64 = 0
-        /// Frames encoded (one that did not fit a caller's buffer included).
-        public var framesOut: UInt64 = 0
-        /// Of those, keyframes.
-        public var keyframesOut: UInt64 = 0
-        /// Frames the rate controller dropped (no output) to hold the bitrate.
-        public var framesDropped: UInt64 = 0
-        /// Bytes of those frames.
-        public var bytesOut: UInt64 = 0
-        /// Keyframe requests that will be (or were) honoured.
-        public var keyframeRequestsAccepted: UInt64 = 0
-        /// Keyframe requests dropped by the rate limit.
-        public var keyframeRequestsLimited: UInt64 = 0
-    }
-
-    /// What became of a keyframe request.
-    public enum KeyframeRequestOutcome: Equatable, Sendable {
-        /// The next encoded frame will be a keyframe.
-        case accepted
-        /// Too soon after the last accepted request; ignored.
-        case rateLimited
-    }
-
-    /// One encoded frame, valid only inside the closure it is given to.
-    public struct EncodedFrame {
-        /// The VP8 frame (RFC 6386), libvpx's buffer: do not keep the pointer.
-        public let bytes: UnsafeRawBufferPointer
-        public let isKeyframe: Bool
-        /// No later frame refers to this one (RFC 7741's N bit): losing it costs only itself.
-        public let isDroppable: Bool
-        /// The timestamp of the input frame, as the caller gave it.
-        public let ptsMicroseconds: Int64
-    }
+    /// The codec-neutral types, under the names this encoder has always used.
+    public typealias Stats = VideoEncoderStats
+    public typealias KeyframeRequestOutcome = RTCShareMedia.KeyframeRequestOutcome
+    public typealias EncodedFrame = EncodedVideoFrame
 
     /// An encoded frame written into a caller's buffer.
     public struct EncodedFrameInfo: Equatable, Sendable {

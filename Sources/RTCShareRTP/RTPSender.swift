@@ -1,7 +1,8 @@
 import RTCShareCore
 import RTCShareMedia
 
-// The send side of the transport core, sans-IO: VP8 frames and Opus packets go in with the
+// The send side of the transport core, sans-IO: video frames (VP8 or H.264, packetized by the
+// stream's codec) and Opus packets go in with the
 // time; protected datagrams come out through the caller's `transmit` closure, each with the
 // route it belongs on; feedback datagrams go in the same way; what the pipeline must do
 // (keyframe, bitrate) is collected in `SenderRequests`; `nextDeadline` says when to call
@@ -63,6 +64,8 @@ public struct RTPSenderConfiguration: Sendable {
     public var mtu = 1200
     public var protection: RTPProtection = .awaitingKeys
     public var videoPayloadType: UInt8 = 96
+    /// What the video payload type carries: it picks the packetizer (RFC 7741 or RFC 6184).
+    public var videoCodec = VideoCodec.vp8
     public var rtxPayloadType: UInt8? = nil
     public var audioPayloadType: UInt8? = nil
     public var absSendTimeID: UInt8? = 2
@@ -119,7 +122,7 @@ public final class RTPSender {
     /// Media handed in before the keys arrived, dropped.
     public private(set) var droppedWhileConnecting = 0
 
-    private var packetizer = VP8Packetizer()
+    private var packetizer: RTPVideoPacketizer
     private var opusMarkers = OpusMarkerTracker()
     private var history: PacketHistory
     private var retransmissions: RetransmissionBudget
@@ -162,6 +165,7 @@ public final class RTPSender {
                           initialSequenceNumber: UInt16.random(in: 0...UInt16.max, using: &rng))
         }
         transportSequence = UInt16.random(in: 0...UInt16.max, using: &rng)
+        packetizer = RTPVideoPacketizer(codec: configuration.videoCodec)
         self.random = rng
         extensionMap = try RTPExtensionMap(
             absSendTime: configuration.absSendTimeID,
@@ -215,8 +219,9 @@ public final class RTPSender {
 
     // MARK: Media in
 
-    /// Packetizes one VP8 frame (RFC 7741), keeps each packet for NACK and transmits it.
-    /// `mediaTimestamp` is the 90 kHz capture time without the stream's offset.
+    /// Packetizes one video frame (a VP8 frame, RFC 7741, or an H.264 access unit in Annex B
+    /// form, RFC 6184), keeps each packet for NACK and transmits it. `mediaTimestamp` is the
+    /// 90 kHz capture time without the stream's offset.
     public func sendVideo(_ frame: UnsafeRawBufferPointer, mediaTimestamp: UInt32, orientation: Orientation,
                           at now: MediaTime, transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) throws(RTPError) {
         guard connected else {
@@ -225,7 +230,7 @@ public final class RTPSender {
             return
         }
         let timestamp = video.timestampOffset &+ mediaTimestamp
-        var plain = RTPExtensionValues(absSendTime: absSendTime(now), transportSequenceNumber: 0,
+        let plain = RTPExtensionValues(absSendTime: absSendTime(now), transportSequenceNumber: 0,
                                        mid: configuration.videoMID)
         var last = plain
         if configuration.videoOrientationID != nil {
@@ -233,21 +238,39 @@ public final class RTPSender {
         }
         // Room for the largest header of the frame, the SRTP tag, and RTX's 2-byte OSN on a resend.
         let overhead = video.headerSize(extensions: last, map: extensionMap) + trailerBytes + (rtx == nil ? 0 : 2)
-        let plan = try packetizer.beginFrame(byteCount: frame.count, maxPayloadSize: configuration.mtu - overhead)
-        for index in 0..<plan.packetCount {
-            let isLast = plan.isLast(index)
+        let maxPayload = configuration.mtu - overhead
+        switch packetizer {
+        case .vp8(var vp8):
+            let plan = try vp8.beginFrame(byteCount: frame.count, maxPayloadSize: maxPayload)
+            packetizer = .vp8(vp8)
+            var cursor = VP8PacketCursor(plan)
+            try sendPackets(of: &cursor, frame: frame, timestamp: timestamp, plain: plain, last: last, transmit)
+        case .h264(let h264):
+            var plan = try h264.beginFrame(byteCount: frame.count, maxPayloadSize: maxPayload)
+            try sendPackets(of: &plan, frame: frame, timestamp: timestamp, plain: plain, last: last, transmit)
+        }
+        if nextVideoReport == nil { nextVideoReport = now + .milliseconds(100) }
+    }
+
+    /// Writes, keeps and transmits the packets of one planned frame; the last carries the
+    /// marker bit and the `last` extension values (CVO rides there).
+    private func sendPackets<Plan: RTPVideoFramePlan>(
+        of plan: inout Plan, frame: UnsafeRawBufferPointer, timestamp: UInt32, plain: RTPExtensionValues,
+        last: RTPExtensionValues, _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) throws(RTPError) {
+        var plain = plain, last = last
+        while let packet = try plan.nextPacket(in: frame) {
+            let isLast = packet.isLast
             if isLast { last.transportSequenceNumber = nextTransportSequence() } else {
                 plain.transportSequenceNumber = nextTransportSequence()
             }
             let header = try video.writeHeader(into: scratch, timestamp: timestamp, marker: isLast,
                                                extensions: isLast ? last : plain, map: extensionMap,
-                                               payloadSize: plan.payloadSize(ofPacket: index))
-            let payload = try plan.writePayload(ofPacket: index, frame: frame,
+                                               payloadSize: packet.payloadSize)
+            let payload = try plan.writePayload(of: packet, frame: frame,
                                                 into: UnsafeMutableRawBufferPointer(rebasing: scratch[header...]))
             try history.store(UnsafeRawBufferPointer(rebasing: scratch[0..<header + payload]))
             try protectAndTransmit(length: header + payload, rtcp: false, route: .videoRTP, transmit)
         }
-        if nextVideoReport == nil { nextVideoReport = now + .milliseconds(100) }
     }
 
     /// Sends one Opus packet (RFC 7587). Without an audio stream configured it is ignored.

@@ -204,6 +204,8 @@ extension WebRTCAnswer {
                   let codec = offer.videoCodecs.first(where: {
                       $0.name.rawValue.lowercased() == map.encodingName.lowercased() && $0.clockRate == map.clockRate
                   }) else { continue }
+            // H.264 only in the mode rtcshare packetizes in (RFC 6184 §8.1: absent means 0).
+            if codec.name == .h264, packetizationMode(m.formatParameters(for: pt)) != 1 { continue }
             var rtx: Int? = nil
             if offer.rtxSSRC != nil, codec.rtxPayloadType != nil {
                 rtx = maps.first { r in
@@ -236,6 +238,15 @@ extension WebRTCAnswer {
                          extensions: keptExtensions(m, offered: offer.audioExtensions, "audio", &dropped))
         }
         return nil
+    }
+
+    /// The `packetization-mode` of an H.264 `a=fmtp` value; 0 when absent (RFC 6184 §8.1).
+    private static func packetizationMode(_ parameters: String?) -> Int? {
+        for p in (parameters ?? "").split(separator: ";") {
+            let kv = p.split(separator: "=", maxSplits: 1)
+            if kv.count == 2, kv[0].trimmingSpaces == "packetization-mode" { return Int(kv[1].trimmingSpaces) }
+        }
+        return 0
     }
 
     /// The `apt=` of an RTX `a=fmtp` value (`apt=96`, `apt=96;rtx-time=3000`).

@@ -57,10 +57,13 @@ public struct WebRTCOfferConfiguration: Sendable, Equatable {
         }
     }
 
-    /// A video codec offered, in order of preference. Only VP8 is implemented; H.264 is a
-    /// second `Name` with its `a=fmtp` (profile-level-id, packetization-mode) when it comes.
+    /// A video codec offered, in order of preference: VP8, and H.264 with its `a=fmtp`
+    /// (constrained baseline, packetization-mode 1).
     public struct VideoCodec: Sendable, Equatable {
-        public enum Name: String, Sendable { case vp8 = "VP8" }
+        public enum Name: String, Sendable {
+            case vp8 = "VP8"
+            case h264 = "H264"
+        }
 
         public var name: Name
         public var payloadType: Int
@@ -74,10 +77,19 @@ public struct WebRTCOfferConfiguration: Sendable, Equatable {
         }
 
         public static let vp8 = VideoCodec(.vp8, payloadType: 96, rtxPayloadType: 97)
+        /// The numbers `--peer` uses for H.264 too.
+        public static let h264 = VideoCodec(.h264, payloadType: 102, rtxPayloadType: 103)
 
         public var clockRate: Int { 90_000 }
-        /// `a=fmtp` parameters, if the codec has any (VP8 has none).
-        public var formatParameters: String? { nil }
+        /// `a=fmtp` parameters, if the codec has any (VP8 has none). H.264: what rtcshare sends
+        /// (RFC 6184 §8.1): constrained baseline level 3.1, non-interleaved, and a receiver may
+        /// answer with another level.
+        public var formatParameters: String? {
+            switch name {
+            case .vp8: nil
+            case .h264: "profile-level-id=42e01f;packetization-mode=1;level-asymmetry-allowed=1"
+            }
+        }
     }
 
     /// The Opus stream, if audio is sent.

@@ -31,8 +31,8 @@ final class Log: @unchecked Sendable {
         }
         guard !quiet else { return }
         switch event {
-        case .starting(let source, let output, let fps):
-            line("rtcshare: starting: \(source) -> VP8 \(output) at \(fps) fps")
+        case .starting(let source, let output, let fps, let codec):
+            line("rtcshare: starting: \(source) -> \(codec) \(output) at \(fps) fps")
         case .started, .progress:
             break
         case .paused:
@@ -61,7 +61,8 @@ final class Log: @unchecked Sendable {
         let t = p.transport
         if statusLines {
             var text = "rtcshare: \(Int(Double(p.stats.elapsed.microseconds) / 1_000_000)) s  "
-                + "\(String(format1: fps)) fps  \(kbps)/\(p.stats.targetBitrateKbps) kbit/s  kf \(p.stats.keyframes)"
+                + "\(String(format1: fps)) fps  \(kbps)/\(p.stats.targetBitrateKbps) kbit/s"
+                + (p.stats.videoCodec == .vp8 ? "" : " \(p.stats.videoCodec)") + "  kf \(p.stats.keyframes)"
             if let t {
                 text += "  rtt " + (t.roundTripMicroseconds.map { "\($0 / 1000) ms" } ?? "-")
                 text += "  loss " + (t.fractionLost.map { "\(String(format1: $0 * 100))%" } ?? "-")
@@ -73,7 +74,7 @@ final class Log: @unchecked Sendable {
         }
         if statsFile >= 0 {
             var json = "{\"t\":\(String(format1: Double(p.stats.elapsed.microseconds) / 1_000_000))"
-                + ",\"frames\":\(p.stats.encodedFrames),\"fps\":\(String(format1: fps)),\"kbps\":\(kbps)"
+                + ",\"codec\":\"\(p.stats.videoCodec.rawValue)\",\"frames\":\(p.stats.encodedFrames),\"fps\":\(String(format1: fps)),\"kbps\":\(kbps)"
                 + ",\"target_kbps\":\(p.stats.targetBitrateKbps)"
                 + ",\"keyframes\":\(p.stats.keyframes),\"repeats\":\(p.stats.repeatedFrames),\"wakeups\":\(p.stats.wakeups)"
                 + ",\"source_frames\":\(p.stats.sourceFrames),\"restarts\":\(p.stats.sourceRestarts)"

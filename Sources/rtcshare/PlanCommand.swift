@@ -33,6 +33,9 @@ struct PlanCommand: CommandLineCommand {
             // What the WHIP session takes (nothing is sent: the plan only counts it).
             configuration.outputBudgetBytes = WHIPSink.budgetBytes(w)
             configuration.outputHeapBytes = WHIPSink.heapBytes(w)
+        } else {
+            // Without a server to answer, auto is VP8.
+            configuration.videoCodec = VideoCodecChoice(rawValue: configuration.videoCodec.resolvedAlone.rawValue) ?? .vp8
         }
         do {
             if options.source == "testsrc" {
@@ -81,7 +84,8 @@ struct PlanCommand: CommandLineCommand {
     }
 
     private func table(_ plan: MemoryPlan) -> String {
-        var lines = ["memory plan for VP8 \(plan.outputSize), cap \(mib(plan.capBytes)):"]
+        let codec = plan.videoCodec == .auto ? "VP8 or H.264" : plan.videoCodec.resolvedAlone.description
+        var lines = ["memory plan for \(codec) \(plan.outputSize), cap \(mib(plan.capBytes)):"]
         for item in plan.items {
             lines.append("  " + pad(item.name) + mib(item.bytes))
         }

@@ -4,7 +4,7 @@ enum RTCShareCommand {
     static func main() {
         CommandLineTool(
             name: "rtcshare",
-            abstract: "Screen-sharing sender: VP8 + Opus over RTP/SRTP within a fixed memory budget.",
+            abstract: "Screen-sharing sender: VP8 or H.264 + Opus over RTP/SRTP within a fixed memory budget.",
             version: BuildInfo.versionLine,
             commands: [ShareCommand.self, PlanCommand.self, ReceiveCommand.self, BuildInfoCommand.self],
             defaultCommand: ShareCommand.self

@@ -25,7 +25,7 @@ struct ShareCommand: CommandLineCommand {
         + PeerOptions.options.map { $0.lifted(into: \.peer) }
         + WHIPOptions.options.map { $0.lifted(into: \.whip) }
         + [
-            .option("output", \.output, value: "file.ivf", help: "Write the VP8 stream to an IVF file."),
+            .option("output", \.output, value: "file.ivf", help: "Write the video stream to an IVF file (VP8, or H.264 as fourcc H264)."),
             .option("audio-output", \.audioOutput, value: "file.ogg", help: "Write the Opus audio to an Ogg Opus file (.ogg or .opus)."),
             .option("duration", \.duration, value: "seconds", help: "Stop after this many seconds."),
             .option("stats-json", \.statsJSON, value: "file",

@@ -9,6 +9,7 @@ struct ShareOptions: CommandLineOptions {
     var fps = 20
     var idleFps: Int?
     var bitrate = 1500
+    var codec = "auto"
     var memCap = "50M"
     var outputOrientation = "landscape"
     var simulateOrientation: Int?
@@ -26,7 +27,8 @@ struct ShareOptions: CommandLineOptions {
             .option("size", \.size, help: "Output size WxH (even sides), or auto for the largest that fits the memory cap.", defaults: d),
             .option("fps", \.fps, help: "Frames per second sent (the last frame is repeated to hold it).", defaults: d),
             .option("idle-fps", \.idleFps, help: "Frame rate once the screen has been static for a moment (default: no idle mode)."),
-            .option("bitrate", \.bitrate, value: "kbit/s", help: "VP8 bitrate in kbit/s.", defaults: d),
+            .option("bitrate", \.bitrate, value: "kbit/s", help: "Video bitrate in kbit/s.", defaults: d),
+            .option("codec", \.codec, help: "Video codec: vp8, h264 (constrained baseline, openh264), or auto (VP8 with --peer; with --whip both are offered, VP8 first, and the server picks).", defaults: d),
             .option("mem-cap", \.memCap, value: "bytes", help: "Whole-process memory budget, e.g. 50M or 64M.", defaults: d),
             .option("output-orientation", \.outputOrientation, value: "shape",
                     help: "Output shape: landscape, portrait, or source (the first frame's upright shape).", defaults: d),
@@ -60,6 +62,9 @@ struct ShareOptions: CommandLineOptions {
         }
         guard (50...20_000).contains(bitrate) else {
             throw ValidationError("--bitrate must be 50...20000 kbit/s, not \(bitrate)")
+        }
+        guard VideoCodecChoice(rawValue: codec) != nil else {
+            throw ValidationError("--codec must be vp8, h264 or auto, not '\(codec)'")
         }
         guard size == "auto" || PictureSize(parsing: size) != nil else {
             throw ValidationError("--size must be auto or WxH with even sides in 16...4096, not '\(size)'")
@@ -120,6 +125,7 @@ struct ShareOptions: CommandLineOptions {
         c.framesPerSecond = fps
         c.idleFramesPerSecond = idleFps
         c.bitrateKbps = bitrate
+        c.videoCodec = VideoCodecChoice(rawValue: codec) ?? .auto
         c.memoryCapBytes = Self.parseBytes(memCap) ?? (50 << 20)
         c.audio = audioInput.map { AudioConfiguration(input: $0, bitrate: audioBitrate * 1000) }
         // The CLI owns every thread of its process, and they allocate only at their start.

@@ -16,7 +16,7 @@ struct WHIPOptions: CommandLineOptions {
         let d = WHIPOptions()
         return [
             .option("whip", \.whip, value: "url",
-                    help: "Publish into this WHIP endpoint (RFC 9725): ICE, DTLS-SRTP, VP8 + Opus."),
+                    help: "Publish into this WHIP endpoint (RFC 9725): ICE, DTLS-SRTP, VP8 or H.264 + Opus."),
             .option("token", \.token, value: "token", help: "Bearer token for the WHIP endpoint (prefer --token-file)."),
             .option("token-file", \.tokenFile, value: "file", help: "Read the WHIP bearer token from this file (kept off the command line)."),
             .option("whip-bind", \.whipBind, value: "host:port",

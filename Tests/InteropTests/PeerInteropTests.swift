@@ -5,7 +5,8 @@ import RTCShareRTP
 import Testing
 
 /// `rtcshare --peer 127.0.0.1:P --sdp x.sdp`: receivers nobody here wrote (ffmpeg, GStreamer)
-/// open the SDP rtcshare wrote, take its SRTP, and decode upright frames with readable markers.
+/// open the SDP rtcshare wrote, take its SRTP, and decode upright frames with readable markers —
+/// VP8, and H.264 (`--codec h264`) for a source held upright and one turned as a phone (6).
 @Suite(.serialized) struct PeerInteropTests {
     static let width = 320, height = 240, seconds = 10
 
@@ -30,8 +31,11 @@ import Testing
         return line.split(separator: " ").firstIndex(of: "frames").flatMap { Int(line.split(separator: " ")[$0 - 1]) }
     }
 
-    /// Checks decoded luma frames against what was sent: enough of them, markers upright and in order.
+    /// Checks decoded luma frames against what was sent: whole frames of the right size, enough
+    /// of them, markers upright and in order.
     private func checkVideo(_ luma: Data, sent: Int, receiver: String) {
+        #expect(luma.count % (Self.width * Self.height) == 0,
+                "\(receiver): \(luma.count) bytes is no whole number of \(Self.width)x\(Self.height) frames")
         let frames = Tools.lumaFrames(luma, width: Self.width, height: Self.height)
         let markers = Tools.markers(frames, width: Self.width, height: Self.height)
         let readable = markers.compactMap { $0 }
@@ -91,6 +95,43 @@ import Testing
         let samples = pcm.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
         let hz = try #require(AudioTests.frequency(samples), "no tone in \(pcm.count) bytes of audio")
         #expect(abs(hz - 440) < 4.4, "GStreamer heard \(hz) Hz")
+    }
+
+    /// H.264 (RFC 6184 packetization-mode 1, constrained baseline): the SDP names it with its
+    /// fmtp, and both receivers decode it — upright whether the source was (1) or was turned
+    /// as a phone holds it (6, portrait buffers the pipeline turns back).
+    @Test(arguments: ["ffmpeg", "gstreamer"], [1, 6])
+    func h264PlaysFromTheSDP(receiverName: String, orientation: Int) throws {
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let port = try Tools.freeUDPPorts(count: 4)
+        let video = dir.appendingPathComponent("v.gray").path
+        let (sender, sdp, sdpPath) = try startSender(port: port, dir: dir, extra: [
+            "--codec", "h264", "--simulate-orientation", "\(orientation)"])
+        let m = try #require(sdp.media.first)
+        let pt = try #require(m.payloadType(for: "H264"), "no H264 rtpmap: \(sdp.render())")
+        #expect(m.formatParameters(for: pt) == "profile-level-id=42e01f;packetization-mode=1;level-asymmetry-allowed=1")
+        #expect(m.payloadType(for: "VP8") == nil)
+        let receiver: BackgroundProcess
+        if receiverName == "ffmpeg" {
+            let ffmpeg = try #require(Tools.which("ffmpeg"), "ffmpeg is not installed (scripts/setup installs it)")
+            receiver = try BackgroundProcess(ffmpeg, [
+                "-v", "error", "-protocol_whitelist", "file,udp,rtp,srtp,crypto", "-i", sdpPath,
+                "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "gray", video,
+            ], in: dir, name: "ffmpeg")
+        } else {
+            let gst = try #require(Tools.which("gst-launch-1.0"), "GStreamer is not installed (scripts/setup installs it)")
+            receiver = try BackgroundProcess(gst, ["-q"] + (try GStreamerPipeline.receiving(sdp, video: video, audio: "")),
+                                             in: dir, name: "gst")
+        }
+        let status = sender.wait(timeout: Double(Self.seconds) + 15)
+        #expect(status == 0, "rtcshare: \(sender.stderr)")
+        #expect(sender.stderr.contains("-> H.264 \(Self.width)x\(Self.height)"), "\(sender.stderr)")
+        usleep(500_000)
+        receiver.stop()
+        let sent = try #require(framesSent(sender.stderr), "no summary: \(sender.stderr)")
+        checkVideo(try Data(contentsOf: URL(fileURLWithPath: video)), sent: sent,
+                   receiver: "\(receiverName) (orientation \(orientation)) \(receiver.stderr)")
     }
 }
 
@@ -241,8 +282,13 @@ enum GStreamerPipeline {
             let name = "dec\(index)"
             args += ["udpsrc", "port=\(m.port)", "address=127.0.0.1", "caps=\(caps)", "!", "srtpdec", "name=\(name)", "!"]
             if m.kind == .video {
-                args += ["rtpvp8depay", "!", "vp8dec", "!", "videoconvert", "!", "video/x-raw,format=GRAY8", "!",
-                         "filesink", "location=\(video)", "sync=false"]
+                // H.264: the depayloader, a parser that hands the decoder whole access units,
+                // and openh264's decoder (gstreamer1.0-plugins-bad; Debian's avdec_h264 is in
+                // gstreamer1.0-libav, which the tests do not need).
+                let decode = map.encodingName.uppercased() == "H264"
+                    ? ["rtph264depay", "!", "h264parse", "!", "openh264dec"] : ["rtpvp8depay", "!", "vp8dec"]
+                args += decode + ["!", "videoconvert", "!", "video/x-raw,format=GRAY8", "!",
+                                  "filesink", "location=\(video)", "sync=false"]
             } else {
                 args += ["rtpopusdepay", "!", "opusdec", "!", "audioconvert", "!", "audioresample", "!",
                          "audio/x-raw,format=S16LE,channels=1,rate=48000", "!", "filesink", "location=\(audio)", "sync=false"]

@@ -85,32 +85,88 @@ import Testing
         #expect(deletes.contains("share10"), "the resource was DELETEd: \(summary["deletes"] ?? "")")
         let encoded = try #require(Self.framesSent(log), "\(log)")
         let notSent = stats["frames_dropped_connecting"] as? Int ?? 0
-        let decoded = summary["video_frames"] as? Int ?? 0
-        let sizes = summary["sizes"] as? [String: Int] ?? [:]
+        // This session's figures: other tests share the server.
+        let own = (summary["by_session"] as? [String: Any])?["share10"] as? [String: Any] ?? [:]
+        let decoded = own["video_frames"] as? Int ?? 0
+        let sizes = own["sizes"] as? [String: Int] ?? [:]
         // aiortc hands a frame on when the next one starts: the last one stays with it.
         #expect(Double(decoded) >= 0.95 * Double(encoded - notSent), "aiortc decoded \(decoded) of \(encoded - notSent) sent")
         #expect(encoded >= seconds * 20 * 9 / 10, "encoded \(encoded)")
         #expect(sizes == ["1280x720": decoded], "\(sizes)")
         // Turned at the source (orientation 6): every marker readable, counters in order (a
         // repeated frame, sent while the screen is static, carries the same counter).
-        #expect(summary["markers_read"] as? Int == decoded, "markers read \(summary["markers_read"] ?? "") of \(decoded)")
-        let counters = (summary["markers"] as? [[Int]] ?? []).map { $0[0] }
+        #expect(own["markers_read"] as? Int == decoded, "markers read \(own["markers_read"] ?? "") of \(decoded)")
+        #expect(own["codec"] as? String == "video/VP8", "auto offers VP8 first and aiortc keeps it: \(own)")
+        let counters = (own["markers"] as? [[Int]] ?? []).map { $0[0] }
         #expect(zip(counters, counters.dropFirst()).allSatisfy { $0 <= $1 }, "counters out of order")
         #expect((summary["audio_frames"] as? Int ?? 0) >= seconds * 45, "Opus frames decoded: \(summary["audio_frames"] ?? "")")
     }
 
-    @Test func aGatewayPublishesThroughTheCABI() throws {
+    /// H.264 over WHIP: `--codec h264` offers only H.264 to the usual endpoint; the default
+    /// (`auto`) offers VP8 then H.264 to an endpoint that takes only H.264 (as Broadcast Box or a
+    /// SIP gateway does) and goes with its answer. aiortc decodes every picture, markers upright.
+    @Test(arguments: [("/whip/h264-asked", ["--codec", "h264"]), ("/whip-h264/h264-only-server", [])])
+    func anH264ShareIsDecodedByAiortc(path: String, extra: [String]) throws {
+        let server = try Self.server.get()
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let seconds = 10
+        let (status, log, stats) = try Self.share([
+            "--whip", server.base + path, "--whip-bind", "127.0.0.1:0",
+            "--size", "640x360", "--fps", "20", "--duration", "\(seconds)", "--simulate-orientation", "6",
+        ] + extra, seconds: Double(seconds), in: dir)
+        #expect(status == 0, "rtcshare: \(log)")
+        #expect(log.contains("WHIP: video H264/"), "\(log)")
+        #expect(log.contains("-> H.264 640x360"), "\(log)")
+        #expect(stats["codec"] as? String == "h264", "\(stats)")
+        let summary = try server.summary()
+        let offer = try #require((summary["offers"] as? [String])?.last)
+        #expect(offer.contains("H264/90000") && offer.contains("packetization-mode=1"))
+        #expect(offer.contains("VP8/90000") == extra.isEmpty, "auto offers VP8 too, h264 only H.264")
+        let id = String(path.split(separator: "/").last!)
+        let own = try #require((summary["by_session"] as? [String: Any])?[id] as? [String: Any], "\(summary["by_session"] ?? "")")
+        #expect(own["codec"] as? String == "video/H264", "\(own)")
+        let encoded = try #require(Self.framesSent(log), "\(log)")
+        let notSent = stats["frames_dropped_connecting"] as? Int ?? 0
+        let decoded = own["video_frames"] as? Int ?? 0
+        #expect(Double(decoded) >= 0.95 * Double(encoded - notSent), "aiortc decoded \(decoded) of \(encoded - notSent) sent")
+        #expect(encoded >= seconds * 20 * 9 / 10, "encoded \(encoded)")
+        #expect(own["sizes"] as? [String: Int] == ["640x360": decoded], "\(own)")
+        #expect(own["markers_read"] as? Int == decoded, "markers read \(own["markers_read"] ?? "") of \(decoded)")
+    }
+
+    /// An endpoint that takes only H.264 refuses a VP8-only offer: one clear line, no share.
+    @Test func aVP8OnlyOfferToAnH264OnlyServerFailsClearly() throws {
+        let server = try Self.server.get()
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (status, log, _) = try Self.share([
+            "--whip", server.base + "/whip-h264/vp8-refused", "--whip-bind", "127.0.0.1:0",
+            "--size", "320x180", "--duration", "3", "--codec", "vp8",
+        ], seconds: 3, in: dir)
+        #expect(status != 0)
+        let errors = log.split(separator: "\n").filter { $0.hasPrefix("rtcshare: error:") }
+        #expect(errors.count == 1 && errors[0].contains("400"), "\(log)")
+    }
+
+    /// Through the C ABI, with the default codec (VP8 offered first, kept) and with
+    /// `video_codec = RTCSHARE_CODEC_H264`.
+    @Test(arguments: [("cabi", "auto", "vp8"), ("cabi-h264", "h264", "h264")])
+    func aGatewayPublishesThroughTheCABI(id: String, codec: String, expected: String) throws {
         let server = try Self.server.get()
         let dir = try Tools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let example = try CABIExampleTests.compileExample("whip_publish", into: dir)
-        let run = try Tools.run(example, [server.base + "/whip/cabi", "5", "127.0.0.1:0"], timeout: 40)
+        let run = try Tools.run(example, [server.base + "/whip/\(id)", "5", "127.0.0.1:0", codec], timeout: 40)
         let log = String(decoding: run.stdout, as: UTF8.self)
         #expect(run.status == 0, "\(log)\n\(run.stderr)")
+        #expect(log.contains("codec \(expected)\n"), "\(log)")
         #expect(log.contains("event 8: WHIP: connected"), "\(log)")
         #expect(log.contains("event 9: duration reached"), "\(log)")
         let summary = try server.summary()
-        #expect((summary["deletes"] as? [String] ?? []).contains("cabi"))
+        #expect((summary["deletes"] as? [String] ?? []).contains(id))
+        let own = (summary["by_session"] as? [String: Any])?[id] as? [String: Any] ?? [:]
+        #expect(own["codec"] as? String == (expected == "h264" ? "video/H264" : "video/VP8"), "\(own)")
         let encoded = log.split(separator: "\n").last { $0.hasPrefix("ok;") }
             .flatMap { line in line.split(separator: " ").firstIndex(of: "encoded").map { Int(line.split(separator: " ")[$0 + 1]) ?? 0 } } ?? 0
         #expect(encoded >= 90, "\(log)")

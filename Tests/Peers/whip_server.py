@@ -28,6 +28,9 @@ Fixed replies for the HTTP client's error paths (no aiortc involved):
                                   where nothing answers (ICE must time out)
   POST /whip-links/<id>           the real endpoint, its 201 with Link headers naming a STUN and a
                                   TURN server (with a credential) that rtcshare must list as unused
+  POST /whip-h264/<id>            the real endpoint taking H.264 only (as Broadcast Box or a SIP
+                                  gateway does): VP8 is left out of its answer; an offer without
+                                  H.264 is refused (400)
   GET  /summary                   the summary so far, as JSON
 
 aiortc never offers 127.0.0.1 as a host candidate (aioice skips loopback); it is given the
@@ -49,7 +52,7 @@ import sys
 
 import aioice.ice
 from aiohttp import web
-from aiortc import RTCPeerConnection, RTCSessionDescription
+from aiortc import RTCPeerConnection, RTCRtpReceiver, RTCSessionDescription
 
 from frame_marker import read_marker  # beside this script, on its sys.path
 from aiortc.mediastreams import MediaStreamError
@@ -65,20 +68,30 @@ class State:
             "posts": 0, "answers": [], "offers": [], "deletes": [], "patches": 0,
             "video_frames": 0, "sizes": {}, "markers_read": 0, "markers": [],
             "audio_frames": 0, "audio_sample_rates": [], "echo_bodies": [], "requests": [],
+            # The video figures again per WHIP session id (tests that share the server read theirs),
+            # with the codec of the answer's video section.
+            "by_session": {},
         }
 
-    async def consume(self, track):
+    async def consume(self, track, sid, codec):
         s = self.summary
+        own = s["by_session"].setdefault(sid, {"video_frames": 0, "sizes": {}, "markers_read": 0, "markers": [],
+                                                       "codec": codec})
         try:
             while True:
                 frame = await track.recv()
                 if track.kind == "video":
                     s["video_frames"] += 1
+                    own["video_frames"] += 1
                     size = f"{frame.width}x{frame.height}"
                     s["sizes"][size] = s["sizes"].get(size, 0) + 1
+                    own["sizes"][size] = own["sizes"].get(size, 0) + 1
                     marker = read_marker(frame)
                     if marker is not None:
                         s["markers_read"] += 1
+                        own["markers_read"] += 1
+                        if len(own["markers"]) < 2000:
+                            own["markers"].append(list(marker))
                         if len(s["markers"]) < 2000:
                             s["markers"].append(list(marker))
                 else:
@@ -102,7 +115,7 @@ def make_app(state, port_holder):
                                      'username="user"; credential="pass word"; credential-type="password", '
                                      '<https://example.invalid/doc>; rel="help"')
 
-    async def whip_post(request, alter=None, links=False):
+    async def whip_post(request, alter=None, links=False, only=None):
         await record(request)
         sid = request.match_info["id"]
         offer = await request.text()
@@ -112,11 +125,21 @@ def make_app(state, port_holder):
             return web.Response(status=415, text="Content-Type must be application/sdp\n")
         pc = RTCPeerConnection()
         state.sessions[sid] = pc
+        if only is not None:
+            # A transceiver made before the offer is read is the one the offer's video section
+            # takes; its codec preferences are what the answer may keep (with their RTX).
+            transceiver = pc.addTransceiver("video", direction="recvonly")
+            codecs = RTCRtpReceiver.getCapabilities("video").codecs
+            transceiver.setCodecPreferences([c for c in codecs if c.mimeType in (only, "video/rtx")])
 
         @pc.on("track")
         def on_track(track):
             log.info("track %s", track.kind)
-            asyncio.ensure_future(state.consume(track))
+            codec = None
+            for t in pc.getTransceivers():
+                if t.receiver.track is track and t._codecs:
+                    codec = t._codecs[0].mimeType
+            asyncio.ensure_future(state.consume(track, sid, codec))
 
         try:
             await pc.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
@@ -158,6 +181,9 @@ def make_app(state, port_holder):
 
     async def whip_post_bad_fingerprint(request):
         return await whip_post(request, bad_fingerprint)
+
+    async def whip_post_h264(request):
+        return await whip_post(request, only="video/H264")
 
     async def whip_post_dead_ice(request):
         return await whip_post(request, dead_ice)
@@ -241,6 +267,7 @@ def make_app(state, port_holder):
         web.post("/whip-bad-fingerprint/{id}", whip_post_bad_fingerprint),
         web.post("/whip-dead-ice/{id}", whip_post_dead_ice),
         web.post("/whip-links/{id}", whip_post_links),
+        web.post("/whip-h264/{id}", whip_post_h264),
         web.patch("/whip/resource/{id}", resource_patch),
         web.delete("/whip/resource/{id}", resource_delete),
         web.patch("/lowercase/resource/{id}", resource_patch),

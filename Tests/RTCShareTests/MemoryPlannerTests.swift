@@ -83,5 +83,22 @@ import Testing
         let mib = 1 << 20
         #expect(abs(MemoryPlanner.vp8EncoderBytes(PictureSize(width: 1280, height: 720)) - 33 * mib - mib / 2) < mib / 8)
         #expect(abs(MemoryPlanner.vp8EncoderBytes(PictureSize(width: 1920, height: 1080)) - 72 * mib) < mib / 8)
+        #expect(abs(MemoryPlanner.h264EncoderBytes(PictureSize(width: 1280, height: 720)) - 21 * mib - 3 * mib / 10) < mib / 8)
+        #expect(abs(MemoryPlanner.h264EncoderBytes(PictureSize(width: 640, height: 360)) - 8 * mib - mib / 10) < mib / 8)
+    }
+
+    /// H.264 is planned with its own figure; a WHIP offer of both (auto) with the larger one.
+    @Test func theEncoderLineFollowsTheCodecChoice() throws {
+        let size = PictureSize(width: 1280, height: 720)
+        var config = ShareConfiguration()
+        config.outputSize = size
+        func encoderLine(_ choice: VideoCodecChoice) -> MemoryPlan.Item? {
+            config.videoCodec = choice
+            return MemoryPlanner.plan(configuration: config, sourceFormat: .i420, sourceWidth: 1280, sourceHeight: 720,
+                                      sourceAlwaysUpright: true, output: size).items.first { $0.name.contains("encoder 1280x720") }
+        }
+        #expect(encoderLine(.h264) == .init(name: "H.264 encoder 1280x720", bytes: MemoryPlanner.h264EncoderBytes(size)))
+        #expect(encoderLine(.vp8) == .init(name: "VP8 encoder 1280x720", bytes: MemoryPlanner.vp8EncoderBytes(size)))
+        #expect(encoderLine(.auto)?.bytes == MemoryPlanner.vp8EncoderBytes(size))
     }
 }

@@ -59,7 +59,16 @@ enum rtcshare_audio {
     RTCSHARE_AUDIO_TESTTONE = 2, /* a 440 Hz tone */
 };
 
-/* A session's settings. Fill with rtcshare_config_init, then change what differs. */
+/* The video codec of a session. */
+enum rtcshare_codec {
+    RTCSHARE_CODEC_AUTO = 0, /* VP8 with a peer; with WHIP both are offered (VP8 first), the answer picks */
+    RTCSHARE_CODEC_VP8 = 1,
+    RTCSHARE_CODEC_H264 = 2, /* H.264 constrained baseline (openh264), RFC 6184 packetization-mode 1 */
+};
+
+/* A session's settings. Fill with rtcshare_config_init, then change what differs. Fields are
+ * only ever appended: a caller built against an older header passes its smaller struct_size,
+ * and what it does not have takes its default. */
 typedef struct rtcshare_config {
     uint32_t struct_size;     /* sizeof(rtcshare_config), set by rtcshare_config_init */
     const char *source;       /* "push" (default), "testsrc", "y4m:PATH", "x11[:DISPLAY]", "ipc:PATH" */
@@ -73,11 +82,12 @@ typedef struct rtcshare_config {
     const char *srtp_key;     /* base64 AES_CM_128_HMAC_SHA1_80 key+salt; NULL: generated */
     int32_t insecure;         /* non-zero: plain RTP (no SRTP) */
     int32_t rtx;              /* non-zero: retransmit on an RTX stream */
-    const char *ivf_path;     /* also write the VP8 stream to this IVF file; NULL: no */
+    const char *ivf_path;     /* also write the video stream to this IVF file; NULL: no */
     double duration_seconds;  /* stop after this long; 0 = until stopped */
     const char *whip_url;     /* publish into this WHIP endpoint (ICE, DTLS-SRTP) instead of `peer`; NULL: no */
     const char *whip_token;   /* its bearer token, or NULL (never logged) */
     const char *whip_bind;    /* "host:port" the session's UDP socket binds; NULL: every IPv4 interface */
+    int32_t video_codec;      /* enum rtcshare_codec (default AUTO); appended in ABI version 1's second edition */
 } rtcshare_config;
 
 /* A picture handed in; planes are read during the call only. */
@@ -173,6 +183,10 @@ int32_t rtcshare_session_wait(rtcshare_session *session, rtcshare_stats *stats);
 
 /* The latest counters (from the last progress event, or the final ones). */
 int32_t rtcshare_session_stats(rtcshare_session *session, rtcshare_stats *stats);
+
+/* The codec the session encodes with, an RTCSHARE_CODEC_* (never AUTO: with WHIP, what the
+ * server's answer kept). */
+int32_t rtcshare_session_video_codec(rtcshare_session *session);
 
 /* The SDP a receiver opens (it holds the SRTP key), NUL-terminated into buffer. Returns the
  * length without the NUL, RTCSHARE_E_INVALID_ARGUMENT if it does not fit or there is no peer. */

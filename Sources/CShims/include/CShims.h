@@ -1,16 +1,22 @@
 #ifndef RTCS_SHIMS_H
 #define RTCS_SHIMS_H
 
-// Non-variadic doors into libvpx and libopus for Swift. Swift cannot call C variadic functions
-// (vpx_codec_control_, opus_encoder_ctl) nor function-like macros (vpx_codec_enc_init,
+// Non-variadic doors into libvpx, libopus and openh264 for Swift. Swift cannot call C variadic
+// functions (vpx_codec_control_, opus_encoder_ctl) nor function-like macros (vpx_codec_enc_init,
 // vpx_codec_dec_init, which bake the ABI version of the headers in), so each call Swift needs
-// gets a fixed-signature wrapper here. Nothing here allocates or keeps state.
+// gets a fixed-signature wrapper here. openh264 is a C++ interface seen from C as a table of
+// function pointers taking `void *` options; its wrappers (rtcs_openh264_*) keep the parameter
+// structs, option ids and the layer walk in C, where the headers describe them. The libvpx and
+// libopus wrappers allocate nothing and keep no state; the openh264 ones own one small handle
+// each, made at open and freed at close.
 
 #include <vpx/vpx_encoder.h>
 #include <vpx/vpx_decoder.h>
 #include <vpx/vp8cx.h>
 #include <vpx/vp8dx.h>
 #include <opus/opus.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,6 +81,69 @@ int rtcs_opus_get_vbr(OpusEncoder *enc, opus_int32 *out);
 
 /// Reads the lookahead in samples at the encoder's rate (the RTP pre-skip); returns OPUS_OK or OPUS_BAD_ARG.
 int rtcs_opus_get_lookahead(OpusEncoder *enc, opus_int32 *out);
+
+// ---- openh264 ----
+// Return values: 0 on success, else openh264's own code (a CM_RETURN, or a DECODING_STATE for
+// the decoder) or -1 for an argument these wrappers refuse.
+
+/// An openh264 encoder with what one encode call needs (the bitstream description).
+typedef struct rtcs_openh264_encoder rtcs_openh264_encoder;
+
+/// How the encoder is opened. Always: one spatial and one temporal layer, constrained baseline
+/// (CAVLC, no B-frames), one thread, constant SPS/PPS ids, no IDR of its own accord.
+typedef struct rtcs_openh264_encoder_params {
+    int width, height;          ///< even, 16 ... 4096
+    int bitrate_bps;            ///< target bitrate
+    float max_frame_rate;       ///< nominal frame rate (openh264 follows timestamps after)
+    int screen_content;         ///< non-zero: SCREEN_CONTENT_REAL_TIME, else CAMERA_VIDEO_REAL_TIME
+    int max_slice_bytes;        ///< 0: one slice per picture; else slices of at most this many bytes
+    int min_qp, max_qp;         ///< quantizer range, 0 ... 51
+    int frame_skip;             ///< non-zero: rate control may skip a picture to hold the rate
+    int level_idc;              ///< H.264 level times ten (31 = 3.1); 0: openh264 picks
+} rtcs_openh264_encoder_params;
+
+/// Creates and opens an encoder in `*out`; returns 0, or the failing code (`*out` untouched).
+int rtcs_openh264_encoder_open(const rtcs_openh264_encoder_params *params, rtcs_openh264_encoder **out);
+
+/// Closes and frees an encoder (NULL is ignored).
+void rtcs_openh264_encoder_close(rtcs_openh264_encoder *encoder);
+
+/// Sets the target (and maximum) bitrate from the next picture on; returns 0 or the code.
+int rtcs_openh264_encoder_set_bitrate(rtcs_openh264_encoder *encoder, int bitrate_bps);
+
+/// Makes the next picture an IDR (SPS and PPS go with it); returns 0 or the code.
+int rtcs_openh264_encoder_force_idr(rtcs_openh264_encoder *encoder);
+
+/// Encodes one I420 picture at the encoder's size, `timestamp_ms` increasing. On success
+/// `*out`/`*out_bytes` are the access unit in Annex B form (start codes, parameter sets first on
+/// an IDR), in openh264's buffer, valid until the next call; `*frame_type` is openh264's
+/// EVideoFrameType (videoFrameTypeSkip, with `*out_bytes` 0, when rate control dropped it).
+/// Returns 0 or the code (-2 if openh264 ever wrote the layers apart, which it does not).
+int rtcs_openh264_encoder_encode(rtcs_openh264_encoder *encoder, const uint8_t *y, const uint8_t *u,
+                                 const uint8_t *v, int stride_y, int stride_u, int stride_v,
+                                 int64_t timestamp_ms, const uint8_t **out, size_t *out_bytes,
+                                 int *frame_type);
+
+/// An openh264 decoder.
+typedef struct rtcs_openh264_decoder rtcs_openh264_decoder;
+
+/// A decoded I420 picture in the decoder's buffers (valid until the next decode call).
+typedef struct rtcs_openh264_picture {
+    const uint8_t *planes[3];
+    int strides[3];             ///< luma stride, then the chroma stride twice
+    int width, height;
+} rtcs_openh264_picture;
+
+/// Creates and opens a decoder (one thread, no reordering delay); returns 0 or the code.
+int rtcs_openh264_decoder_open(rtcs_openh264_decoder **out);
+
+/// Closes and frees a decoder (NULL is ignored).
+void rtcs_openh264_decoder_close(rtcs_openh264_decoder *decoder);
+
+/// Decodes one access unit (Annex B). Returns 0 when the call succeeded — then `*has_picture`
+/// says whether `*picture` holds one — or openh264's DECODING_STATE bits.
+int rtcs_openh264_decoder_decode(rtcs_openh264_decoder *decoder, const uint8_t *bytes, size_t count,
+                                 rtcs_openh264_picture *picture, int *has_picture);
 
 #ifdef __cplusplus
 }

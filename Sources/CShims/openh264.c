@@ -1,0 +1,265 @@
+#include "CShims.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wels/codec_api.h>
+
+// openh264 from C: each object is a pointer to a table of function pointers, called as
+// (*obj)->Method(obj, ...). The handles below keep that object beside the structs a call needs
+// so Swift never sees the C++-shaped types.
+
+struct rtcs_openh264_encoder {
+    ISVCEncoder *codec;
+    SFrameBSInfo info;  // filled by EncodeFrame; large (a table per layer), so kept, not on the stack
+    SSourcePicture picture;
+    int bitrate_bps;
+};
+
+struct rtcs_openh264_decoder {
+    ISVCDecoder *codec;
+};
+
+static int level_enum(int level_idc) {
+    switch (level_idc) {
+    case 10: return LEVEL_1_0;
+    case 11: return LEVEL_1_1;
+    case 12: return LEVEL_1_2;
+    case 13: return LEVEL_1_3;
+    case 20: return LEVEL_2_0;
+    case 21: return LEVEL_2_1;
+    case 22: return LEVEL_2_2;
+    case 30: return LEVEL_3_0;
+    case 31: return LEVEL_3_1;
+    case 32: return LEVEL_3_2;
+    case 40: return LEVEL_4_0;
+    case 41: return LEVEL_4_1;
+    case 42: return LEVEL_4_2;
+    case 50: return LEVEL_5_0;
+    case 51: return LEVEL_5_1;
+    case 52: return LEVEL_5_2;
+    default: return LEVEL_UNKNOWN;
+    }
+}
+
+int rtcs_openh264_encoder_open(const rtcs_openh264_encoder_params *p, rtcs_openh264_encoder **out) {
+    if (p == NULL || out == NULL || p->width < 16 || p->height < 16 || p->bitrate_bps <= 0) return -1;
+    rtcs_openh264_encoder *e = calloc(1, sizeof *e);
+    if (e == NULL) return cmMallocMemeError;
+    int rc = WelsCreateSVCEncoder(&e->codec);
+    if (rc != 0 || e->codec == NULL) {
+        free(e);
+        return rc != 0 ? rc : cmInitParaError;
+    }
+    // Quiet: openh264 logs warnings to stderr by default, and stderr is the user's.
+    int trace = WELS_LOG_QUIET;
+    (*e->codec)->SetOption(e->codec, ENCODER_OPTION_TRACE_LEVEL, &trace);
+
+    SEncParamExt param;
+    memset(&param, 0, sizeof param);
+    (*e->codec)->GetDefaultParams(e->codec, &param);
+    param.iUsageType = p->screen_content ? SCREEN_CONTENT_REAL_TIME : CAMERA_VIDEO_REAL_TIME;
+    param.iPicWidth = p->width;
+    param.iPicHeight = p->height;
+    param.iTargetBitrate = p->bitrate_bps;
+    param.iMaxBitrate = p->bitrate_bps;
+    param.iRCMode = RC_BITRATE_MODE;
+    param.fMaxFrameRate = p->max_frame_rate;
+    param.iTemporalLayerNum = 1;
+    param.iSpatialLayerNum = 1;
+    // IDRs only when the caller asks (first picture, PLI/FIR, period, orientation change).
+    param.uiIntraPeriod = 0;
+    param.bEnableSceneChangeDetect = false;
+    param.iNumRefFrame = 1;
+    // The same SPS/PPS ids on every IDR: a receiver or SFU that cached the first set keeps working.
+    param.eSpsPpsIdStrategy = CONSTANT_ID;
+    param.bPrefixNalAddingCtrl = false;
+    param.bEnableSSEI = false;
+    param.bSimulcastAVC = false;
+    param.iPaddingFlag = 0;
+    param.iEntropyCodingModeFlag = 0;  // CAVLC: baseline has no CABAC
+    param.bEnableFrameSkip = p->frame_skip != 0;
+    param.iMinQp = p->min_qp;
+    param.iMaxQp = p->max_qp;
+    param.bEnableLongTermReference = false;
+    param.iMultipleThreadIdc = 1;
+    param.bUseLoadBalancing = false;
+    param.bEnableDenoise = false;          // a screen has no sensor noise
+    param.bEnableBackgroundDetection = true;
+    param.bEnableAdaptiveQuant = false;
+    param.bEnableFrameCroppingFlag = true; // sizes that are not multiples of 16
+    param.bFixRCOverShoot = true;
+
+    SSpatialLayerConfig *layer = &param.sSpatialLayers[0];
+    layer->iVideoWidth = p->width;
+    layer->iVideoHeight = p->height;
+    layer->fFrameRate = p->max_frame_rate;
+    layer->iSpatialBitrate = p->bitrate_bps;
+    layer->iMaxSpatialBitrate = p->bitrate_bps;
+    layer->uiProfileIdc = PRO_BASELINE;
+    layer->uiLevelIdc = level_enum(p->level_idc);
+    if (p->max_slice_bytes > 0) {
+        layer->sSliceArgument.uiSliceMode = SM_SIZELIMITED_SLICE;
+        layer->sSliceArgument.uiSliceSizeConstraint = (unsigned)p->max_slice_bytes;
+        param.uiMaxNalSize = (unsigned)p->max_slice_bytes;
+    } else {
+        layer->sSliceArgument.uiSliceMode = SM_SINGLE_SLICE;
+        layer->sSliceArgument.uiSliceNum = 1;
+    }
+
+    rc = (*e->codec)->InitializeExt(e->codec, &param);
+    if (rc != 0) {
+        WelsDestroySVCEncoder(e->codec);
+        free(e);
+        return rc;
+    }
+    (*e->codec)->SetOption(e->codec, ENCODER_OPTION_TRACE_LEVEL, &trace);
+    int format = videoFormatI420;
+    rc = (*e->codec)->SetOption(e->codec, ENCODER_OPTION_DATAFORMAT, &format);
+    if (rc != 0) {
+        (*e->codec)->Uninitialize(e->codec);
+        WelsDestroySVCEncoder(e->codec);
+        free(e);
+        return rc;
+    }
+    e->picture.iColorFormat = videoFormatI420;
+    e->picture.iPicWidth = p->width;
+    e->picture.iPicHeight = p->height;
+    e->bitrate_bps = p->bitrate_bps;
+    *out = e;
+    return 0;
+}
+
+void rtcs_openh264_encoder_close(rtcs_openh264_encoder *e) {
+    if (e == NULL) return;
+    (*e->codec)->Uninitialize(e->codec);
+    WelsDestroySVCEncoder(e->codec);
+    free(e);
+}
+
+static int set_bitrate_option(rtcs_openh264_encoder *e, ENCODER_OPTION option, int layer, int bps) {
+    SBitrateInfo info;
+    memset(&info, 0, sizeof info);
+    info.iLayer = layer;
+    info.iBitrate = bps;
+    return (*e->codec)->SetOption(e->codec, option, &info);
+}
+
+int rtcs_openh264_encoder_set_bitrate(rtcs_openh264_encoder *e, int bps) {
+    if (e == NULL || bps <= 0) return -1;
+    // openh264 keeps a target and a maximum for the whole stream and for the (one) spatial
+    // layer, and refuses any call that would leave a target above its maximum (checked here:
+    // 2.3.1 returns cmInitParaError). Going up: the maxima first, layer before stream for the
+    // target; going down: the targets first.
+    const struct { ENCODER_OPTION option; int layer; } up[] = {
+        {ENCODER_OPTION_MAX_BITRATE, SPATIAL_LAYER_ALL}, {ENCODER_OPTION_MAX_BITRATE, SPATIAL_LAYER_0},
+        {ENCODER_OPTION_BITRATE, SPATIAL_LAYER_0}, {ENCODER_OPTION_BITRATE, SPATIAL_LAYER_ALL},
+    }, down[] = {
+        {ENCODER_OPTION_BITRATE, SPATIAL_LAYER_0}, {ENCODER_OPTION_BITRATE, SPATIAL_LAYER_ALL},
+        {ENCODER_OPTION_MAX_BITRATE, SPATIAL_LAYER_0}, {ENCODER_OPTION_MAX_BITRATE, SPATIAL_LAYER_ALL},
+    };
+    for (int i = 0; i < 4; i++) {
+        int rc = bps > e->bitrate_bps ? set_bitrate_option(e, up[i].option, up[i].layer, bps)
+                                      : set_bitrate_option(e, down[i].option, down[i].layer, bps);
+        if (rc != 0) return rc;
+    }
+    e->bitrate_bps = bps;
+    return 0;
+}
+
+int rtcs_openh264_encoder_force_idr(rtcs_openh264_encoder *e) {
+    if (e == NULL) return -1;
+    return (*e->codec)->ForceIntraFrame(e->codec, true);
+}
+
+int rtcs_openh264_encoder_encode(rtcs_openh264_encoder *e, const uint8_t *y, const uint8_t *u,
+                                 const uint8_t *v, int stride_y, int stride_u, int stride_v,
+                                 int64_t timestamp_ms, const uint8_t **out, size_t *out_bytes,
+                                 int *frame_type) {
+    if (e == NULL || y == NULL || u == NULL || v == NULL || out == NULL || out_bytes == NULL || frame_type == NULL)
+        return -1;
+    // openh264 reads the planes through non-const pointers but does not write them.
+    e->picture.pData[0] = (unsigned char *)y;
+    e->picture.pData[1] = (unsigned char *)u;
+    e->picture.pData[2] = (unsigned char *)v;
+    e->picture.iStride[0] = stride_y;
+    e->picture.iStride[1] = stride_u;
+    e->picture.iStride[2] = stride_v;
+    e->picture.uiTimeStamp = timestamp_ms;
+    int rc = (*e->codec)->EncodeFrame(e->codec, &e->picture, &e->info);
+    e->picture.pData[0] = e->picture.pData[1] = e->picture.pData[2] = NULL;
+    if (rc != 0) return rc;
+    *frame_type = e->info.eFrameType;
+    *out = NULL;
+    *out_bytes = 0;
+    if (e->info.eFrameType == videoFrameTypeSkip || e->info.eFrameType == videoFrameTypeInvalid) return 0;
+    // The layers (parameter sets, then the slices) follow each other in one buffer.
+    const unsigned char *start = NULL;
+    size_t total = 0;
+    for (int i = 0; i < e->info.iLayerNum; i++) {
+        const SLayerBSInfo *layer = &e->info.sLayerInfo[i];
+        size_t bytes = 0;
+        for (int n = 0; n < layer->iNalCount; n++) bytes += (size_t)layer->pNalLengthInByte[n];
+        if (bytes == 0) continue;
+        if (start == NULL) start = layer->pBsBuf;
+        else if (layer->pBsBuf != start + total) return -2;
+        total += bytes;
+    }
+    *out = start;
+    *out_bytes = total;
+    return 0;
+}
+
+int rtcs_openh264_decoder_open(rtcs_openh264_decoder **out) {
+    if (out == NULL) return -1;
+    rtcs_openh264_decoder *d = calloc(1, sizeof *d);
+    if (d == NULL) return cmMallocMemeError;
+    long rc = WelsCreateDecoder(&d->codec);
+    if (rc != 0 || d->codec == NULL) {
+        free(d);
+        return rc != 0 ? (int)rc : cmInitParaError;
+    }
+    int trace = WELS_LOG_QUIET;
+    (*d->codec)->SetOption(d->codec, DECODER_OPTION_TRACE_LEVEL, &trace);
+    SDecodingParam param;
+    memset(&param, 0, sizeof param);
+    param.sVideoProperty.eVideoBsType = VIDEO_BITSTREAM_AVC;
+    param.eEcActiveIdc = ERROR_CON_DISABLE;  // a lost picture is reported, not painted over
+    rc = (*d->codec)->Initialize(d->codec, &param);
+    if (rc != 0) {
+        WelsDestroyDecoder(d->codec);
+        free(d);
+        return (int)rc;
+    }
+    *out = d;
+    return 0;
+}
+
+void rtcs_openh264_decoder_close(rtcs_openh264_decoder *d) {
+    if (d == NULL) return;
+    (*d->codec)->Uninitialize(d->codec);
+    WelsDestroyDecoder(d->codec);
+    free(d);
+}
+
+int rtcs_openh264_decoder_decode(rtcs_openh264_decoder *d, const uint8_t *bytes, size_t count,
+                                 rtcs_openh264_picture *picture, int *has_picture) {
+    if (d == NULL || bytes == NULL || picture == NULL || has_picture == NULL || count == 0 || count > INT_MAX)
+        return -1;
+    unsigned char *planes[3] = {NULL, NULL, NULL};
+    SBufferInfo info;
+    memset(&info, 0, sizeof info);
+    DECODING_STATE state = (*d->codec)->DecodeFrameNoDelay(d->codec, bytes, (int)count, planes, &info);
+    *has_picture = 0;
+    if (state != dsErrorFree) return (int)state;
+    if (info.iBufferStatus == 1 && planes[0] != NULL) {
+        for (int i = 0; i < 3; i++) picture->planes[i] = planes[i];
+        picture->strides[0] = info.UsrData.sSystemBuffer.iStride[0];
+        picture->strides[1] = info.UsrData.sSystemBuffer.iStride[1];
+        picture->strides[2] = info.UsrData.sSystemBuffer.iStride[1];
+        picture->width = info.UsrData.sSystemBuffer.iWidth;
+        picture->height = info.UsrData.sSystemBuffer.iHeight;
+        *has_picture = 1;
+    }
+    return 0;
+}

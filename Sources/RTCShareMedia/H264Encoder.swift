@@ -1,0 +1,203 @@
+import CShims
+import RTCShareCore
+
+/// An openh264 H.264 encoder for live screen content, with the same face to the pipeline as
+/// `VP8Encoder`: realtime, constrained baseline (CAVLC, no B-frames: several servers break on
+/// them), one thread, bitrate changeable while running, IDRs only on request (rate-limited)
+/// and optionally on a period. Reads I420 straight from a `FramePool` slot — openh264 copies
+/// the picture into its own buffers inside the call — and hands each access unit out in Annex B
+/// form (start codes; SPS and PPS in front of every IDR) without allocating.
+///
+/// Non-copyable: one value owns one openh264 encoder, closed when the value ends. openh264
+/// allocates its own memory outside the CCore budget, all of it at open (measured here, 2.3.1:
+/// see `MemoryPlanner.h264EncoderBytes`).
+///
+/// Keyframes: the first frame is an IDR. `requestKeyframe(nowMicroseconds:)` (a PLI or FIR)
+/// makes the next frame one unless a request was accepted less than
+/// `minimumKeyframeRequestIntervalMicroseconds` before; `periodicKeyframeInterval` adds one
+/// every N frames counted from the last IDR. openh264 places none of its own (no intra period,
+/// no scene-change detection: a slide change should not cost an IDR).
+public struct H264Encoder: ~Copyable, @unchecked Sendable {
+    // Sendable: one owner, `mutating` on every encoder call, one thread at a time.
+    private let handle: OpaquePointer
+
+    public private(set) var configuration: Configuration
+    public private(set) var stats = VideoEncoderStats()
+
+    private var keyframePending = false
+    private var lastAcceptedRequestMicroseconds: Int64?
+    private var framesSinceKeyframe = 0
+    private var lastEncoderMilliseconds: Int64?
+
+    /// How an `H264Encoder` is set up; the defaults are for live screen content.
+    public struct Configuration: Sendable, Equatable {
+        public var width: Int
+        public var height: Int
+        public var bitrateKbps: Int
+        public var frameRate: Int = 30
+        /// openh264's screen-content real-time mode (else its camera mode).
+        public var screenContent = true
+        /// 0: one slice per picture (FU-A carries what is larger than a packet). Else slices of
+        /// at most this many bytes, so most NAL units travel alone in a packet.
+        public var maxSliceBytes = 0
+        /// Quantizer range, 0 (best) ... 51 (worst).
+        public var minQuantizer = 12
+        public var maxQuantizer = 42
+        /// Rate control may skip a picture (no output, counted) to hold the bitrate.
+        public var allowsFrameSkip = true
+        public var periodicKeyframeInterval: Int? = nil
+        public var minimumKeyframeRequestIntervalMicroseconds: Int64 = 500_000
+
+        public init(width: Int, height: Int, bitrateKbps: Int) {
+            self.width = width
+            self.height = height
+            self.bitrateKbps = bitrateKbps
+        }
+
+        func validate() throws(MediaError) {
+            func require(_ ok: Bool, _ what: String) throws(MediaError) {
+                if !ok { throw .invalidConfiguration(what) }
+            }
+            // Even sides: 4:2:0 chroma; openh264 takes at least 16.
+            try require((16...4096).contains(width) && width % 2 == 0, "width \(width) not even in 16...4096")
+            try require((16...4096).contains(height) && height % 2 == 0, "height \(height) not even in 16...4096")
+            try require((1...1_000_000).contains(bitrateKbps), "bitrate \(bitrateKbps) kbit/s outside 1...1000000")
+            try require((1...60).contains(frameRate), "frame rate \(frameRate) outside 1...60")
+            try require(maxSliceBytes == 0 || (200...65_535).contains(maxSliceBytes),
+                        "slice size \(maxSliceBytes) neither 0 nor 200...65535")
+            try require((0...51).contains(minQuantizer) && (0...51).contains(maxQuantizer)
+                            && minQuantizer <= maxQuantizer,
+                        "quantizer range \(minQuantizer)...\(maxQuantizer) not within 0...51")
+            if let interval = periodicKeyframeInterval {
+                try require(interval >= 1, "keyframe interval \(interval) below 1")
+            }
+            try require(minimumKeyframeRequestIntervalMicroseconds >= 0, "keyframe request interval negative")
+        }
+
+        /// The H.264 level the picture size and rate need (Table A-1's macroblocks per frame
+        /// and per second); 3.1 (what `profile-level-id=42e01f` announces) up to 720p30.
+        var levelIDC: Int32 {
+            let mbs = ((width + 15) / 16) * ((height + 15) / 16)
+            let rate = mbs * frameRate
+            if mbs <= 3_600 && rate <= 108_000 { return 31 }
+            if mbs <= 5_120 && rate <= 216_000 { return 32 }
+            if mbs <= 8_192 && rate <= 245_760 { return 40 }
+            if mbs <= 8_704 && rate <= 522_240 { return 42 }
+            if mbs <= 22_080 && rate <= 589_824 { return 50 }
+            return 51
+        }
+    }
+
+    public init(_ configuration: Configuration) throws(MediaError) {
+        try configuration.validate()
+        var params = rtcs_openh264_encoder_params(
+            width: Int32(configuration.width), height: Int32(configuration.height),
+            bitrate_bps: Int32(min(configuration.bitrateKbps * 1000, Int(Int32.max))),
+            max_frame_rate: Float(configuration.frameRate),
+            screen_content: configuration.screenContent ? 1 : 0,
+            max_slice_bytes: Int32(configuration.maxSliceBytes),
+            min_qp: Int32(configuration.minQuantizer), max_qp: Int32(configuration.maxQuantizer),
+            frame_skip: configuration.allowsFrameSkip ? 1 : 0, level_idc: configuration.levelIDC)
+        var handle: OpaquePointer?
+        let status = rtcs_openh264_encoder_open(&params, &handle)
+        guard status == 0, let handle else { throw .openh264(status, "opening the encoder") }
+        self.handle = handle
+        self.configuration = configuration
+    }
+
+    deinit { rtcs_openh264_encoder_close(handle) }
+
+    public var width: Int { configuration.width }
+    public var height: Int { configuration.height }
+
+    /// An upper bound on one access unit: the raw picture plus headers (even I_PCM fits).
+    public var maximumFrameBytes: Int { width * height * 3 / 2 + 4096 }
+
+    public mutating func setBitrate(kbps: Int) throws(MediaError) {
+        guard (1...1_000_000).contains(kbps) else {
+            throw .invalidConfiguration("bitrate \(kbps) kbit/s outside 1...1000000")
+        }
+        guard kbps != configuration.bitrateKbps else { return }
+        let status = rtcs_openh264_encoder_set_bitrate(handle, Int32(min(kbps * 1000, Int(Int32.max))))
+        guard status == 0 else { throw .openh264(status, "setting the bitrate") }
+        configuration.bitrateKbps = kbps
+    }
+
+    @discardableResult
+    public mutating func requestKeyframe(nowMicroseconds now: Int64) -> KeyframeRequestOutcome {
+        if let last = lastAcceptedRequestMicroseconds,
+           now - last < configuration.minimumKeyframeRequestIntervalMicroseconds {
+            stats.keyframeRequestsLimited += 1
+            return .rateLimited
+        }
+        lastAcceptedRequestMicroseconds = now
+        keyframePending = true
+        stats.keyframeRequestsAccepted += 1
+        return .accepted
+    }
+
+    public mutating func forceKeyframe(nowMicroseconds now: Int64) {
+        lastAcceptedRequestMicroseconds = now
+        keyframePending = true
+    }
+
+    public var keyframeWillBeForced: Bool {
+        if keyframePending || stats.framesOut == 0 { return true }
+        if let interval = configuration.periodicKeyframeInterval, framesSinceKeyframe >= interval { return true }
+        return false
+    }
+
+    /// Encodes `frame` (I420 at the encoder's size) and gives the access unit to `body`.
+    /// Returns false, without calling `body`, when rate control skipped the picture.
+    @discardableResult
+    public mutating func encode(_ frame: borrowing FrameSlot,
+                                _ body: (EncodedVideoFrame) -> Void) throws(MediaError) -> Bool {
+        guard frame.format == .i420, frame.width == width, frame.height == height else {
+            throw .frameMismatch(format: frame.format, width: frame.width, height: frame.height)
+        }
+        let pts = frame.ptsMicroseconds
+        if keyframeWillBeForced {
+            let status = rtcs_openh264_encoder_force_idr(handle)
+            guard status == 0 else { throw .openh264(status, "forcing an IDR") }
+        }
+        // openh264's rate control reads millisecond timestamps and wants them increasing; a
+        // repeat with its old pts is nudged forward, as for VP8.
+        var ms = pts / 1000
+        if let last = lastEncoderMilliseconds, ms <= last { ms = last + 1 }
+        lastEncoderMilliseconds = ms
+        stats.framesIn += 1
+
+        let handle = self.handle
+        var out: UnsafePointer<UInt8>?
+        var count = 0
+        var frameType: Int32 = 0
+        let status = frame.withPixels { pixels in
+            let y = pixels.plane(0), u = pixels.plane(1), v = pixels.plane(2)
+            return rtcs_openh264_encoder_encode(handle, y.row(0).baseAddress, u.row(0).baseAddress,
+                                                v.row(0).baseAddress, Int32(y.stride), Int32(u.stride),
+                                                Int32(v.stride), ms, &out, &count, &frameType)
+        }
+        guard status == 0 else { throw .openh264(status, "encoding") }
+        guard let out, count > 0 else {
+            stats.framesDropped += 1
+            return false
+        }
+        let isIDR = frameType == Self.frameTypeIDR
+        stats.framesOut += 1
+        stats.bytesOut += UInt64(count)
+        if isIDR {
+            stats.keyframesOut += 1
+            keyframePending = false
+            framesSinceKeyframe = 1
+        } else {
+            framesSinceKeyframe += 1
+        }
+        // Every picture is a reference (one reference frame, no temporal layers): none is droppable.
+        body(EncodedVideoFrame(bytes: UnsafeRawBufferPointer(start: out, count: count), isKeyframe: isIDR,
+                                     isDroppable: false, ptsMicroseconds: pts))
+        return true
+    }
+
+    /// openh264's videoFrameTypeIDR.
+    static let frameTypeIDR: Int32 = 1
+}

@@ -1,0 +1,156 @@
+import RTCShareCore
+
+/// Counters of a video encoder since creation.
+public struct VideoEncoderStats: Equatable, Sendable {
+    /// Frames handed to `encode`.
+    public var framesIn: UInt64 = 0
+    /// Frames encoded (one that did not fit a caller's buffer included).
+    public var framesOut: UInt64 = 0
+    /// Of those, keyframes (IDRs for H.264).
+    public var keyframesOut: UInt64 = 0
+    /// Frames the rate controller dropped (no output) to hold the bitrate.
+    public var framesDropped: UInt64 = 0
+    /// Bytes of those frames.
+    public var bytesOut: UInt64 = 0
+    /// Keyframe requests that will be (or were) honoured.
+    public var keyframeRequestsAccepted: UInt64 = 0
+    /// Keyframe requests dropped by the rate limit.
+    public var keyframeRequestsLimited: UInt64 = 0
+
+    public init() {}
+}
+
+/// What became of a keyframe request.
+public enum KeyframeRequestOutcome: Equatable, Sendable {
+    /// The next encoded frame will be a keyframe.
+    case accepted
+    /// Too soon after the last accepted request; ignored.
+    case rateLimited
+}
+
+/// One encoded frame, valid only inside the closure it is given to.
+public struct EncodedVideoFrame {
+    /// The codec's frame: a VP8 frame (RFC 6386) or an H.264 access unit in Annex B form. The
+    /// encoder's buffer: do not keep the pointer.
+    public let bytes: UnsafeRawBufferPointer
+    /// A VP8 keyframe, an H.264 IDR (with SPS and PPS in front).
+    public let isKeyframe: Bool
+    /// No later frame refers to this one: losing it costs only itself.
+    public let isDroppable: Bool
+    /// The timestamp of the input frame, as the caller gave it.
+    public let ptsMicroseconds: Int64
+
+    public init(bytes: UnsafeRawBufferPointer, isKeyframe: Bool, isDroppable: Bool, ptsMicroseconds: Int64) {
+        self.bytes = bytes
+        self.isKeyframe = isKeyframe
+        self.isDroppable = isDroppable
+        self.ptsMicroseconds = ptsMicroseconds
+    }
+}
+
+/// The pipeline's encoder, whichever codec it is: one switch here instead of a second
+/// pipeline. Both encoders have the same face (bitrate, keyframe requests, encode a slot into a
+/// borrowed frame), so the share drives this value and never names a codec.
+public enum VideoEncoder: ~Copyable, @unchecked Sendable {
+    case vp8(VP8Encoder)
+    case h264(H264Encoder)
+
+    /// Opens the encoder for `codec` at `width`x`height`. `reclaimStartupZeroPages`: VP8's
+    /// (see `VP8Encoder.Configuration`).
+    public init(codec: VideoCodec, width: Int, height: Int, bitrateKbps: Int, frameRate: Int,
+                reclaimStartupZeroPages: Bool = false) throws(MediaError) {
+        switch codec {
+        case .vp8:
+            var c = VP8Encoder.Configuration(width: width, height: height, bitrateKbps: bitrateKbps)
+            c.frameRate = frameRate
+            c.reclaimStartupZeroPages = reclaimStartupZeroPages
+            self = .vp8(try VP8Encoder(c))
+        case .h264:
+            var c = H264Encoder.Configuration(width: width, height: height, bitrateKbps: bitrateKbps)
+            c.frameRate = min(frameRate, 60)
+            self = .h264(try H264Encoder(c))
+        }
+    }
+
+    public var codec: VideoCodec {
+        switch self {
+        case .vp8: .vp8
+        case .h264: .h264
+        }
+    }
+
+    public var width: Int {
+        switch self {
+        case .vp8(let e): e.width
+        case .h264(let e): e.width
+        }
+    }
+
+    public var height: Int {
+        switch self {
+        case .vp8(let e): e.height
+        case .h264(let e): e.height
+        }
+    }
+
+    public var stats: VideoEncoderStats {
+        switch self {
+        case .vp8(let e): e.stats
+        case .h264(let e): e.stats
+        }
+    }
+
+    public mutating func setBitrate(kbps: Int) throws(MediaError) {
+        switch consume self {
+        case .vp8(var e):
+            let result = Result { () throws(MediaError) in try e.setBitrate(kbps: kbps) }
+            self = .vp8(e)
+            try result.get()
+        case .h264(var e):
+            let result = Result { () throws(MediaError) in try e.setBitrate(kbps: kbps) }
+            self = .h264(e)
+            try result.get()
+        }
+    }
+
+    @discardableResult
+    public mutating func requestKeyframe(nowMicroseconds now: Int64) -> KeyframeRequestOutcome {
+        switch consume self {
+        case .vp8(var e):
+            let outcome = e.requestKeyframe(nowMicroseconds: now)
+            self = .vp8(e)
+            return outcome
+        case .h264(var e):
+            let outcome = e.requestKeyframe(nowMicroseconds: now)
+            self = .h264(e)
+            return outcome
+        }
+    }
+
+    public mutating func forceKeyframe(nowMicroseconds now: Int64) {
+        switch consume self {
+        case .vp8(var e):
+            e.forceKeyframe(nowMicroseconds: now)
+            self = .vp8(e)
+        case .h264(var e):
+            e.forceKeyframe(nowMicroseconds: now)
+            self = .h264(e)
+        }
+    }
+
+    /// Encodes `frame` and gives the encoded frame to `body`; false when rate control dropped it.
+    @discardableResult
+    public mutating func encode(_ frame: borrowing FrameSlot,
+                                _ body: (EncodedVideoFrame) -> Void) throws(MediaError) -> Bool {
+        switch consume self {
+        case .vp8(var e):
+            let result = Result { () throws(MediaError) in try e.encode(frame, body) }
+            self = .vp8(e)
+            return try result.get()
+        case .h264(var e):
+            let result = Result { () throws(MediaError) in try e.encode(frame, body) }
+            self = .h264(e)
+            return try result.get()
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import RTCShareCore
+import Testing
+
+@testable import RTCShareMedia
+
+/// openh264 through `H264Encoder` and back through `H264Decoder`: the test pattern's frame
+/// marker survives the round trip, IDRs come when asked and carry SPS and PPS.
+@Suite struct H264EncoderTests {
+    /// NAL unit types of an Annex B access unit, in order.
+    static func nalTypes(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        var types: [UInt8] = []
+        var i = 0
+        while i + 3 < bytes.count {
+            if bytes[i] == 0, bytes[i + 1] == 0, bytes[i + 2] == 1 {
+                types.append(bytes[i + 3] & 0x1F)
+                i += 3
+            } else {
+                i += 1
+            }
+        }
+        return types
+    }
+
+    final class Rig {
+        let pool: FramePool
+        let pattern: TestPattern
+        init(width: Int, height: Int) throws {
+            let budget = try MemoryBudget(capBytes: PixelFormat.i420.bytes(width: width, height: height)! * 2 + (1 << 20))
+            pool = try FramePool(budget: budget, format: .i420, maxWidth: width, maxHeight: height, count: 2)
+            pattern = TestPattern(width: width, height: height)
+        }
+        func frame(_ i: Int) throws -> FrameSlot {
+            var slot = try pool.acquire(format: .i420, width: pattern.width, height: pattern.height)
+            slot.ptsMicroseconds = Int64(i) * 50_000
+            slot.withMutablePixels { pattern.render(into: $0, counter: UInt32(i), captureMicros: UInt64(i) * 50_000,
+                                                   elapsedMicros: Int64(i) * 50_000) }
+            return slot
+        }
+    }
+
+    @Test(arguments: [(640, 360), (320, 240)])
+    func theFrameMarkerSurvivesEncodingAndDecoding(width: Int, height: Int) throws {
+        let rig = try Rig(width: width, height: height)
+        var encoder = try H264Encoder(.init(width: width, height: height, bitrateKbps: 800))
+        let decoder = try H264Decoder()
+        var counters: [UInt32] = []
+        var types: [[UInt8]] = []
+        for i in 0..<40 {
+            let slot = try rig.frame(i)
+            try encoder.encode(slot) { frame in
+                types.append(Self.nalTypes(frame.bytes))
+                #expect(frame.isKeyframe == (i == 0))
+                #expect(frame.ptsMicroseconds == slot.ptsMicroseconds)
+                _ = try? decoder.decode(frame.bytes) { picture in
+                    #expect(picture.width == width && picture.height == height)
+                    let y = picture.plane(0)
+                    if let marker = FrameMarker.read(luma: y.base, stride: y.stride, width: y.width, rows: y.rows) {
+                        counters.append(marker.counter)
+                    }
+                }
+            }
+        }
+        #expect(types.first == [7, 8, 5], "the first access unit is SPS, PPS, IDR slice: \(types.first ?? [])")
+        #expect(types.dropFirst().allSatisfy { $0 == [1] }, "then one non-IDR slice each")
+        #expect(counters.count >= 38, "markers read back: \(counters.count)")
+        #expect(counters == counters.sorted() && Set(counters).count == counters.count)
+        #expect(encoder.stats.keyframesOut == 1)
+    }
+
+    @Test func aRequestedIDRComesNextWithParameterSetsAndASecondRequestTooSoonDoesNot() throws {
+        let rig = try Rig(width: 320, height: 240)
+        var encoder = try H264Encoder(.init(width: 320, height: 240, bitrateKbps: 500))
+        var idrs: [Int] = []
+        var withParameterSets: [Int] = []
+        for i in 0..<20 {
+            if i == 5 { #expect(encoder.requestKeyframe(nowMicroseconds: 1_000_000) == .accepted) }
+            if i == 6 { #expect(encoder.requestKeyframe(nowMicroseconds: 1_100_000) == .rateLimited) }
+            if i == 12 { #expect(encoder.requestKeyframe(nowMicroseconds: 2_000_000) == .accepted) }
+            try encoder.encode(try rig.frame(i)) { frame in
+                if frame.isKeyframe { idrs.append(i) }
+                if Self.nalTypes(frame.bytes).prefix(2) == [7, 8] { withParameterSets.append(i) }
+            }
+        }
+        #expect(idrs == [0, 5, 12])
+        #expect(withParameterSets == idrs)
+        #expect(encoder.stats.keyframeRequestsLimited == 1)
+    }
+
+    @Test func theBitrateFollowsTheControllerAndBadValuesAreRefused() throws {
+        var encoder = try H264Encoder(.init(width: 320, height: 240, bitrateKbps: 500))
+        try encoder.setBitrate(kbps: 1200)
+        try encoder.setBitrate(kbps: 200)
+        #expect(encoder.configuration.bitrateKbps == 200)
+        #expect(throws: MediaError.self) { try encoder.setBitrate(kbps: 0) }
+        #expect(throws: MediaError.self) { try H264Encoder(.init(width: 321, height: 240, bitrateKbps: 500)) }
+    }
+
+    @Test func bothCodecsSitBehindOneVideoEncoder() throws {
+        let rig = try Rig(width: 320, height: 240)
+        for codec in VideoCodec.allCases {
+            var encoder = try VideoEncoder(codec: codec, width: 320, height: 240, bitrateKbps: 600, frameRate: 20)
+            #expect(encoder.codec == codec)
+            var keyframes = 0
+            for i in 0..<6 {
+                if i == 3 { encoder.forceKeyframe(nowMicroseconds: 0) }
+                try encoder.setBitrate(kbps: 600 + i * 10)
+                try encoder.encode(try rig.frame(i)) { if $0.isKeyframe { keyframes += 1 } }
+            }
+            #expect(keyframes == 2, "\(codec)")
+            #expect(encoder.stats.framesIn == 6)
+        }
+    }
+
+    @Test func aCorruptAccessUnitThrowsAndTheDecoderRecoversAtTheNextIDR() throws {
+        let decoder = try H264Decoder()
+        let garbage: [UInt8] = [0, 0, 0, 1, 0x65, 0xFF, 0xFF, 0xFF, 0x00, 0x12]
+        #expect(throws: MediaError.self) { try garbage.withUnsafeBytes { try decoder.decode($0) { _ in () } } }
+        let rig = try Rig(width: 320, height: 240)
+        var encoder = try H264Encoder(.init(width: 320, height: 240, bitrateKbps: 500))
+        var decoded = 0
+        try encoder.encode(try rig.frame(0)) { frame in
+            if (try? decoder.decode(frame.bytes) { _ in () }) != nil { decoded += 1 }
+        }
+        #expect(decoded == 1)
+    }
+}
