@@ -17,6 +17,8 @@ public struct ReceiveConfiguration: Sendable {
     /// back to where the media came from (the sender reads RTCP on all its sockets).
     public var rtcpMux = true
     public var videoPayloadType: UInt8 = PeerConfiguration.vp8PayloadType
+    /// What the video payload type carries (from the SDP's rtpmap; VP8 by default).
+    public var videoCodec: VideoCodec = .vp8
     /// The RTX payload type (RFC 4588) when the sender declares one.
     public var rtxPayloadType: UInt8?
     public var audioPayloadType: UInt8 = PeerConfiguration.opusPayloadType
@@ -52,6 +54,7 @@ public struct ReceiveConfiguration: Sendable {
         var t = RTPReceiverConfiguration()
         t.protection = protection
         t.videoPayloadType = videoPayloadType
+        t.videoCodec = videoCodec
         t.rtxPayloadType = rtxPayloadType
         t.audioPayloadType = audioPayloadType
         t.videoSSRC = videoSSRC
@@ -80,8 +83,15 @@ public struct ReceiveConfiguration: Sendable {
         guard let video = d.media.first(where: { $0.kind == .video }) else {
             throw .invalidConfiguration("sdp has no m=video section")
         }
-        guard let vp8 = video.payloadType(for: "VP8") else {
-            throw .invalidConfiguration("sdp's m=video has no VP8 rtpmap")
+        // VP8, else H.264 (what `rtcshare --peer --codec` writes: one of them).
+        let codec: VideoCodec
+        let videoPT: Int
+        if let vp8 = video.payloadType(for: VideoCodec.vp8.encodingName) {
+            (codec, videoPT) = (.vp8, vp8)
+        } else if let h264 = video.payloadType(for: VideoCodec.h264.encodingName) {
+            (codec, videoPT) = (.h264, h264)
+        } else {
+            throw .invalidConfiguration("sdp's m=video has no VP8 or H264 rtpmap")
         }
         let address: SocketAddress
         do { address = try SocketAddress(host: host, port: video.port) } catch {
@@ -109,8 +119,11 @@ public struct ReceiveConfiguration: Sendable {
         self.init(videoListen: address, audioListen: audioAddress, protection: key)
         if audio == nil { audioListen = nil }
         rtcpMux = video.has("rtcp-mux")
-        guard let pt = UInt8(exactly: vp8), pt < 128 else { throw .invalidConfiguration("sdp VP8 payload type \(vp8)") }
+        guard let pt = UInt8(exactly: videoPT), pt < 128 else {
+            throw .invalidConfiguration("sdp \(codec) payload type \(videoPT)")
+        }
         videoPayloadType = pt
+        videoCodec = codec
         if let rtx = video.payloadType(for: "rtx"), let p = UInt8(exactly: rtx), p < 128 {
             rtxPayloadType = p
             // a=ssrc-group:FID <media> <rtx>

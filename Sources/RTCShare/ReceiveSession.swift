@@ -113,7 +113,7 @@ final class ReceiveLoop: RTPReceiverOutput {
     let sockets: [UDPSocket]
     let budget: MemoryBudget
     let core: RTPReceiver
-    let decoder: VP8Decoder
+    let decoder: VideoDecoder
     let opus: OpusDecoder
     var markers: FrameMarkerStatistics
     var videoPeer: Peer?
@@ -146,7 +146,7 @@ final class ReceiveLoop: RTPReceiverOutput {
             throw .invalidConfiguration("srtp: \(error)")
         }
         do {
-            decoder = try VP8Decoder()
+            decoder = try VideoDecoder(codec: c.videoCodec)
             opus = try OpusDecoder(budget: budget, channels: c.audioChannels)
         } catch {
             throw .pipeline("decoder: \(error)")
@@ -235,7 +235,7 @@ final class ReceiveLoop: RTPReceiverOutput {
         _ = sockets[peer.socket].send(datagram, to: peer.address)
     }
 
-    func videoFrame(_ frame: VP8AssembledFrame, bytes: UnsafeRawBufferPointer) {
+    func videoFrame(_ frame: ReceivedVideoFrame, bytes: UnsafeRawBufferPointer) {
         do {
             _ = try decoder.decode(bytes) { picture throws(MediaError) in
                 let y = picture.plane(0)
@@ -278,7 +278,9 @@ final class ReceiveLoop: RTPReceiverOutput {
         let s = core.stats
         r.elapsedMicroseconds = elapsed
         r.frames = markers.frames
-        r.framesLost = s.pictureIDGaps + s.framesUndecodable
+        // VP8: PictureID gaps count the frames never assembled; H.264 has no such number, so
+        // the access units the depacketizer gave up stand for them.
+        r.framesLost = (configuration.videoCodec == .vp8 ? s.pictureIDGaps : core.framesIncomplete) + s.framesUndecodable
         r.framesSkipped = markers.skipped
         r.framesRepeated = markers.repeated
         r.framesOutOfOrder = markers.outOfOrder

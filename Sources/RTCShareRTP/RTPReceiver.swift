@@ -3,7 +3,7 @@ import RTCShareMedia
 
 // The receive side of the transport core, sans-IO: datagrams go in with the time (and the
 // caller notes which route each came on from what `receive` says it was); `poll` hands out
-// reassembled VP8 frames and Opus payloads in order — a lost audio packet as nil, to conceal —
+// reassembled video frames (VP8, H.264 access units) and Opus payloads in order — a lost audio packet as nil, to conceal —
 // and sends the feedback that is due (NACK, PLI, receiver reports, each RR + SDES first as a
 // compound, RFC 4585 §3.1) through the output with its route; `nextDeadline` says when to call
 // `poll` again.
@@ -32,6 +32,8 @@ public struct RTPReceiverConfiguration: Sendable {
     /// sent back.
     public var protection: SRTPMasterKey?
     public var videoPayloadType: UInt8 = 96
+    /// What the video payload type carries (VP8, RFC 7741; H.264 packetization-mode 1, RFC 6184).
+    public var videoCodec: VideoCodec = .vp8
     /// The RTX payload type (RFC 4588) when the sender declares one.
     public var rtxPayloadType: UInt8?
     public var audioPayloadType: UInt8? = 111
@@ -78,8 +80,9 @@ public enum RTPReceiverInput: Sendable, Equatable {
 public protocol RTPReceiverOutput {
     /// A protected RTCP datagram for the stream's sender (`.videoRTCP` or `.audioRTCP`).
     func transmit(_ datagram: UnsafeRawBufferPointer, route: RTPRoute)
-    /// A complete VP8 frame, in order; the bytes are valid only during the call.
-    func videoFrame(_ frame: VP8AssembledFrame, bytes: UnsafeRawBufferPointer)
+    /// A complete encoded frame (VP8, or an H.264 access unit in Annex B), in order; the bytes
+    /// are valid only during the call.
+    func videoFrame(_ frame: ReceivedVideoFrame, bytes: UnsafeRawBufferPointer)
     /// An Opus payload in order, or nil for a packet that was lost (conceal it).
     func audioPacket(_ payload: UnsafeRawBufferPointer?)
 }
@@ -132,7 +135,7 @@ public final class RTPReceiver {
     private var audioJitter: JitterBuffer
     private var unprotector: SRTPContext?
     private var protector: SRTPContext?
-    private var depacketizer = VP8Depacketizer()
+    private var depacketizer: VideoDepacketizer
     private var nack: NackGenerator
     private var keyframes = KeyframeRequestLimiter()
     private var videoStats: ReceiveStatistics?
@@ -172,6 +175,7 @@ public final class RTPReceiver {
             protector = try SRTPContext(key: key, direction: .sender)
         }
         nack = NackGenerator(configuration: c.nack)
+        depacketizer = VideoDepacketizer(c.videoCodec)
         videoSSRC = c.videoSSRC
         audioSSRC = c.audioSSRC
         var rng = random
@@ -385,7 +389,7 @@ public final class RTPReceiver {
             case .packet:
                 let result = videoJitter.withPacket(out) { bytes in depacketizer.push(packet: bytes, into: frame) }
                 guard let result else { continue }
-                if result.dropped != nil {
+                if result.dropped {
                     waitingForKeyframe = true
                     keyframes.request()
                 }
@@ -407,7 +411,7 @@ public final class RTPReceiver {
         }
     }
 
-    private func deliver(_ f: VP8AssembledFrame, output: some RTPReceiverOutput) {
+    private func deliver(_ f: ReceivedVideoFrame, output: some RTPReceiverOutput) {
         notePictureID(f.pictureID)
         if f.isKeyframe {
             stats.keyframes += 1

@@ -102,6 +102,22 @@ import Testing
         #expect(int(stats, "markers_unreadable") == 0)
     }
 
+    @Test func anH264ShareIsDecodedAndTheCountsAgree() throws {
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (tx, rx, stats) = try run(senderExtra: ["--codec", "h264", "--audio", "testtone", "--rtx"], dir: dir)
+        let sent = try #require(SenderSummary(tx), "no sender summary: \(tx)")
+        #expect(tx.contains("H.264"), "\(tx)")
+        #expect(sent.frames > 0)
+        #expect(int(stats, "frames") == sent.frames, "receiver: \(rx)\nsender: \(tx)")
+        #expect(int(stats, "width") == Self.width && int(stats, "height") == Self.height)
+        #expect(int(stats, "frames_lost") == 0)
+        #expect(int(stats, "markers_unreadable") == 0)
+        #expect(int(stats, "frames_out_of_order") == 0)
+        #expect(int(stats, "srtp_failures") == 0)
+        #expect(int(stats, "audio_packets") > 0)
+    }
+
     @Test func aWrongKeyIsSaidOnStderrAndTheReceiverExitsNonZero() throws {
         let dir = try Tools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

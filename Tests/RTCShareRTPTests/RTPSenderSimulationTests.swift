@@ -51,7 +51,7 @@ import Testing
         var protect: SRTPContext
         /// Each frame handed out: its size and, when every byte after the payload header is the
         /// same, that byte (the simulation's frame index, mod 256).
-        var frames: [(frame: VP8AssembledFrame, count: Int, fill: UInt8?)] = []
+        var frames: [(frame: ReceivedVideoFrame, count: Int, fill: UInt8?)] = []
         var audio = 0
         var outgoing: [[UInt8]] = []
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
@@ -75,7 +75,7 @@ import Testing
         }
 
         func transmit(_ datagram: UnsafeRawBufferPointer, route: RTPRoute) { outgoing.append(Array(datagram)) }
-        func videoFrame(_ frame: VP8AssembledFrame, bytes: UnsafeRawBufferPointer) {
+        func videoFrame(_ frame: ReceivedVideoFrame, bytes: UnsafeRawBufferPointer) {
             let fill = bytes.count > 1 && bytes.dropFirst().allSatisfy { $0 == bytes[1] } ? bytes[1] : nil
             frames.append((frame, bytes.count, fill))
         }

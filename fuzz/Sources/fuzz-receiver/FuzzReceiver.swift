@@ -3,7 +3,8 @@
 // the parsers are reached), RTX declared, audio declared.
 //
 // Input layout (FuzzInput: reads past the end give zeros):
-//   byte 0  flags: & 1 the video SSRC is named up front; & 2 RTX is declared
+//   byte 0  flags: & 1 the video SSRC is named up front; & 2 RTX is declared; & 4 the video is
+//           H.264 (else VP8)
 //   then events; op = one byte, op & 3 selects:
 //     0  a raw datagram: a length-prefixed run of the input (anything at all)
 //     1  a well-formed VP8 RTP packet: seq = previous + Int8(a), timestamp step b, marker and
@@ -46,7 +47,7 @@ private final class Output: RTPReceiverOutput {
         fuzzCheck(route == .videoRTCP || route == .audioRTCP, "feedback on \(route)")
         consume(datagram)
     }
-    func videoFrame(_ frame: VP8AssembledFrame, bytes: UnsafeRawBufferPointer) {
+    func videoFrame(_ frame: ReceivedVideoFrame, bytes: UnsafeRawBufferPointer) {
         fuzzCheck(bytes.count == frame.byteCount && bytes.count <= maxFrameBytes,
                   "frame of \(bytes.count) bytes (says \(frame.byteCount))")
         frames += 1
@@ -69,6 +70,8 @@ public func fuzzReceiver(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     c.nack.capacity = 64
     c.videoSSRC = flags & 1 != 0 ? videoSSRC : nil
     c.rtxPayloadType = flags & 2 != 0 ? 97 : nil
+    // H.264: the built packets are not H.264 payloads (malformed for it), raw datagrams may be.
+    c.videoCodec = flags & 4 != 0 ? .h264 : .vp8
     let receiver: RTPReceiver
     do {
         receiver = try RTPReceiver(configuration: c, budget: budget, random: RNG())
