@@ -47,7 +47,8 @@ public struct PeerConfiguration: Sendable {
     /// RFC 6184 §8.1 for what rtcshare sends: constrained baseline (42 e0), level 3.1 (1f),
     /// non-interleaved mode; level-asymmetry-allowed lets a receiver that decodes a higher level
     /// answer with it (RFC 6184 §8.2.2).
-    public static let h264FormatParameters = "profile-level-id=42e01f;packetization-mode=1;level-asymmetry-allowed=1"
+    /// The H.264 level the SDP announces: that of the share's output size and rate.
+    public var h264LevelIDC = 31
 
     public init(videoPeer: SocketAddress, audioPeer: SocketAddress? = nil) {
         self.videoPeer = videoPeer

@@ -1,5 +1,6 @@
 import Glibc
 import RTCShareIO
+import RTCShareMedia
 import RTCShareRTP
 
 extension PeerSink {
@@ -22,7 +23,7 @@ extension PeerSink {
         var v = MediaDescription(kind: .video, port: c.videoPeer.port, transportProtocol: profile,
                                  payloadTypes: rtx == nil ? [pt] : [pt, rtxType])
         v.add("rtpmap", RTPMap(payloadType: pt, encodingName: c.videoCodec.encodingName, clockRate: 90_000).value)
-        if c.videoCodec == .h264 { v.add("fmtp", "\(pt) \(PeerConfiguration.h264FormatParameters)") }
+        if c.videoCodec == .h264 { v.add("fmtp", "\(pt) \(H264Level.formatParameters(idc: c.h264LevelIDC))") }
         for fb in ["nack", "nack pli", "ccm fir", "goog-remb"] { v.add("rtcp-fb", "\(pt) \(fb)") }
         if let rtx {
             v.add("rtpmap", RTPMap(payloadType: rtxType, encodingName: "rtx", clockRate: 90_000).value)

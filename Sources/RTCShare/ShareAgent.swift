@@ -104,17 +104,21 @@ public final class ShareAgent: @unchecked Sendable {
                 }
             }
             var peerSink: PeerSink?
+            let h264Level = H264Level.idc(width: plan.outputSize.width, height: plan.outputSize.height,
+                                          framesPerSecond: share.framesPerSecond)
             switch configuration.transport {
             case .none:
                 break
             case .peer(var peer):
                 peer.videoCodec = share.videoCodec.resolvedAlone
+                peer.h264LevelIDC = h264Level
                 let sink = try PeerSink(configuration: peer, budget: budget)
                 sinks.append(sink)
                 peerSink = sink
             case .whip(var whip):
                 // The server's answer picks among the codecs the choice offers.
                 whip.videoCodecs = share.videoCodec.offered
+                whip.h264LevelIDC = h264Level
                 let sink = try WHIPSink(configuration: whip, budget: budget)
                 if let line = sink.gatheringNotice { notice("WHIP: \(line)") }
                 for line in sink.negotiated { notice("WHIP: \(line)") }

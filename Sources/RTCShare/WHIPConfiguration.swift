@@ -24,6 +24,8 @@ public struct WHIPConfiguration: Sendable {
     /// The video codecs offered, in order of preference (each with its RTX); the answer picks.
     /// `ShareAgent` sets them from the share's codec choice.
     public var videoCodecs: [VideoCodec] = [.vp8]
+    /// The H.264 level the offer announces: that of the share's output size and rate.
+    public var h264LevelIDC = 31
     /// Whether an audio section is offered (an Opus stream).
     public var sendsAudio = false
     /// The share's frame rate (for the status line; the offer does not carry it).

@@ -93,7 +93,12 @@ public final class WHIPSink: MediaSink {
             iceUfrag: ice.localCredentials.ufrag, icePwd: ice.localCredentials.password,
             fingerprint: fingerprint, candidates: offerCandidates, cname: identity.cname,
             videoSSRC: identity.videoSSRC, rtxSSRC: identity.rtxSSRC)
-        offer.videoCodecs = configuration.videoCodecs.map { $0 == .h264 ? .h264 : .vp8 }
+        offer.videoCodecs = configuration.videoCodecs.map { codec in
+            guard codec == .h264 else { return .vp8 }
+            var h264 = WebRTCOfferConfiguration.VideoCodec.h264
+            h264.h264LevelIDC = configuration.h264LevelIDC
+            return h264
+        }
         if configuration.sendsAudio { offer.audio = .init(ssrc: identity.audioSSRC) }
 
         // The exchange.

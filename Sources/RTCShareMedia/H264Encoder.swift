@@ -76,16 +76,7 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
 
         /// The H.264 level the picture size and rate need (Table A-1's macroblocks per frame
         /// and per second); 3.1 (what `profile-level-id=42e01f` announces) up to 720p30.
-        var levelIDC: Int32 {
-            let mbs = ((width + 15) / 16) * ((height + 15) / 16)
-            let rate = mbs * frameRate
-            if mbs <= 3_600 && rate <= 108_000 { return 31 }
-            if mbs <= 5_120 && rate <= 216_000 { return 32 }
-            if mbs <= 8_192 && rate <= 245_760 { return 40 }
-            if mbs <= 8_704 && rate <= 522_240 { return 42 }
-            if mbs <= 22_080 && rate <= 589_824 { return 50 }
-            return 51
-        }
+        var levelIDC: Int32 { Int32(H264Level.idc(width: width, height: height, framesPerSecond: frameRate)) }
     }
 
     public init(_ configuration: Configuration) throws(MediaError) {

@@ -1,3 +1,4 @@
+import RTCShareMedia
 import RTCShareDTLS
 import RTCShareRTP
 
@@ -69,6 +70,8 @@ public struct WebRTCOfferConfiguration: Sendable, Equatable {
         public var payloadType: Int
         /// The RFC 4588 retransmission payload type for this codec, nil for none.
         public var rtxPayloadType: Int?
+        /// H.264: the level announced, that of the size and rate sent (`H264Level`).
+        public var h264LevelIDC = 31
 
         public init(_ name: Name, payloadType: Int, rtxPayloadType: Int?) {
             self.name = name
@@ -87,7 +90,7 @@ public struct WebRTCOfferConfiguration: Sendable, Equatable {
         public var formatParameters: String? {
             switch name {
             case .vp8: nil
-            case .h264: "profile-level-id=42e01f;packetization-mode=1;level-asymmetry-allowed=1"
+            case .h264: H264Level.formatParameters(idc: h264LevelIDC)
             }
         }
     }
