@@ -44,8 +44,8 @@ public enum FinishReason: Sendable, Equatable, CustomStringConvertible {
     case stoppedByHost(String)
     /// The source had no more frames.
     case sourceEnded
-    /// Something failed; the message is one line for the user.
-    case failed(String)
+    /// Something failed (its description is one line for the user).
+    case failed(ShareError)
 
     public var description: String {
         switch self {
@@ -53,7 +53,7 @@ public enum FinishReason: Sendable, Equatable, CustomStringConvertible {
         case .stopped: "stopped"
         case .stoppedByHost(let why): "stopped: \(why)"
         case .sourceEnded: "source ended"
-        case .failed(let message): "failed: \(message)"
+        case .failed(let error): "failed: \(error)"
         }
     }
 }

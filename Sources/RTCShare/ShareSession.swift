@@ -128,7 +128,7 @@ public final class ShareSession: Sendable {
         var sinksFinished = false
         defer {
             // A failure before the loop still closes what was opened.
-            if !sinksFinished { for sink in sinks { try? sink.finish(.failed("not started")) } }
+            if !sinksFinished { for sink in sinks { try? sink.finish(.failed(.pipeline("not started"))) } }
         }
 
         // The loop waits on the sinks' sockets, the capture thread's wake-ups and the deadlines.
@@ -367,7 +367,7 @@ public final class ShareSession: Sendable {
                     }
                 }
                 if capture.hasEnded {
-                    if let failure = capture.failure { reason = .failed(failure); break }
+                    if let failure = capture.failure { reason = .failed(.source(failure)); break }
                     if ring.stats.count == 0 { reason = .sourceEnded; break }
                 }
                 if now >= nextProgress {
@@ -394,7 +394,7 @@ public final class ShareSession: Sendable {
                 loop.wait(until: wake)
             }
         } catch {
-            reason = .failed(error.description)
+            reason = .failed(error)
         }
 
         capture.stop()
@@ -403,7 +403,7 @@ public final class ShareSession: Sendable {
         sinksFinished = true
         for sink in sinks {
             do { try sink.finish(reason) } catch {
-                if case .failed = reason {} else { reason = .failed("\(error)") }
+                if case .failed = reason {} else { reason = .failed(error) }
             }
         }
         stats.droppedByRing = ring.stats.droppedOldest
@@ -411,7 +411,7 @@ public final class ShareSession: Sendable {
         stats.elapsed = MonotonicClock.now() - startedAt
         stats.wakeups = loop.wakeups
         onEvent(.finished(reason))
-        if case .failed(let message) = reason { throw .pipeline(message) }
+        if case .failed(let error) = reason { throw error }
         return stats
     }
 }
@@ -450,6 +450,8 @@ public enum ShareError: Error, Equatable, CustomStringConvertible {
     case pipeline(String)
     case source(String)
     case invalidConfiguration(String)
+    /// A WebRTC publication could not be made or ended (typed: see `ConnectionFailure`).
+    case connection(ConnectionFailure)
 
     public var description: String {
         switch self {
@@ -458,6 +460,7 @@ public enum ShareError: Error, Equatable, CustomStringConvertible {
         case .pipeline(let m): m
         case .source(let m): m
         case .invalidConfiguration(let m): m
+        case .connection(let failure): failure.description
         }
     }
 }

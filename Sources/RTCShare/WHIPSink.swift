@@ -112,7 +112,7 @@ public final class WHIPSink: MediaSink {
             publication = try client.publish(to: configuration.url, offer: WebRTCOffer.text(offer), token: configuration.token)
             answer = try WebRTCAnswer.parse(publication.answer, offer: offer)
         } catch {
-            throw .output("WHIP \(configuration.url): \(error)")
+            throw .connection(.whip(url: configuration.url, error))
         }
         resourceURL = publication.resourceURL
         videoCodec = answer.video.codec.name.uppercased() == VideoCodec.h264.encodingName ? .h264 : .vp8
@@ -264,7 +264,7 @@ public final class WHIPSink: MediaSink {
             transport.handle(datagram: inbox, count: count, from: source, at: now, transmit: transmit)
         }
         transport.tick(at: now, transmit: transmit)
-        if case .failed(let why) = transport.state { throw .output(why) }
+        if case .failed(let why) = transport.state { throw .connection(why) }
         if !reportedConnection, let connected = transport.dtlsConnectedAt {
             reportedConnection = true
             let ice = transport.iceConnectedAt.map { "ICE \(($0 - createdAt).microseconds / 1000) ms, " } ?? ""

@@ -25,7 +25,7 @@ import RTCShareRTP
 public enum WebRTCState: Sendable, Equatable {
     case connecting
     case connected
-    case failed(String)
+    case failed(ConnectionFailure)
 }
 
 public final class WebRTCTransport<Random: RandomNumberGenerator> {
@@ -160,9 +160,9 @@ public final class WebRTCTransport<Random: RandomNumberGenerator> {
                 peer = pair.remote.address
                 if iceConnectedAt == nil { iceConnectedAt = now }
             case .failed(let failure):
-                fail("ICE: \(failure)")
+                fail(.ice(failure))
             case .consentLost:
-                fail("ICE consent lost: the server stopped answering (RFC 7675)")
+                fail(.consentLost)
             case .candidateGathered, .gatheringComplete, .roleChanged, .serverReflexiveAddress, .stunServerFailed:
                 break
             }
@@ -182,12 +182,12 @@ public final class WebRTCTransport<Random: RandomNumberGenerator> {
                     if case .connecting = state { state = .connected }
                     keyframeWanted = true
                 } catch {
-                    fail("SRTP keys from DTLS: \(error)")
+                    fail(.srtpKeys("\(error)"))
                 }
             case .failed(let error):
-                fail("DTLS: \(error)")
+                fail(.dtls(error))
             case .closed:
-                fail("DTLS: the server closed the association")
+                fail(.dtlsClosed)
             }
         }
         dtlsDeadline = dtls.nextTimeout.map { timeout in
@@ -196,7 +196,7 @@ public final class WebRTCTransport<Random: RandomNumberGenerator> {
         }
     }
 
-    private func fail(_ why: String) {
+    private func fail(_ why: ConnectionFailure) {
         if case .failed = state { return }
         state = .failed(why)
     }

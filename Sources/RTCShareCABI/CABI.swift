@@ -24,6 +24,14 @@ extension ShareError {
         case .output: RTCSHARE_E_OUTPUT.rawValue
         case .pipeline: RTCSHARE_E_PIPELINE.rawValue
         case .invalidConfiguration: RTCSHARE_E_INVALID_ARGUMENT.rawValue
+        case .connection(let failure):
+            switch failure {
+            case _ where failure.isUnauthorized: RTCSHARE_E_UNAUTHORIZED.rawValue
+            case .whip: RTCSHARE_E_SERVER.rawValue
+            case .ice: RTCSHARE_E_CONNECT.rawValue
+            case .dtls, .srtpKeys: RTCSHARE_E_SECURITY.rawValue
+            case .consentLost, .dtlsClosed: RTCSHARE_E_PEER_GONE.rawValue
+            }
         }
     }
 }
@@ -53,6 +61,11 @@ private enum StaticText {
             (RTCSHARE_E_STATE, "not allowed in the session's state"),
             (RTCSHARE_E_BUSY, "busy: dropped"),
             (RTCSHARE_E_NOT_RUNNING, "the session is not running"),
+            (RTCSHARE_E_UNAUTHORIZED, "the WHIP server refused the token"),
+            (RTCSHARE_E_SERVER, "the WHIP exchange with the server failed"),
+            (RTCSHARE_E_CONNECT, "no ICE path to the server"),
+            (RTCSHARE_E_SECURITY, "DTLS with the server failed"),
+            (RTCSHARE_E_PEER_GONE, "the server went away"),
         ]
         var table: [Int32: UnsafeMutablePointer<CChar>] = [:]
         for (code, text) in lines { table[code.rawValue] = strdup(text)! }
@@ -136,7 +149,7 @@ final class CSession: @unchecked Sendable {
         case .finished(let reason):
             type = RTCSHARE_EVENT_FINISHED
             text = reason.description
-            if case .failed(let message) = reason { lastError.withLock { $0 = message } }
+            if case .failed(let error) = reason { lastError.withLock { $0 = error.description } }
         }
         var event = rtcshare_event(type: Int32(type.rawValue), value: value, text: nil)
         if let text {

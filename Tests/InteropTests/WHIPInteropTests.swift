@@ -172,6 +172,26 @@ import Testing
         #expect(encoded >= 90, "\(log)")
     }
 
+    /// Each way a publication fails reaches a C caller as its own status code (here as the
+    /// code's message, which whip_publish prints), the detail in the session's last error.
+    /// (A refusal at create has no session to hold the detail: the code alone says it.)
+    @Test(arguments: [("/status/401", "the WHIP server refused the token", nil),
+                      ("/status/500", "the WHIP exchange with the server failed", nil),
+                      ("/whip-dead-ice/cabi-dead-ice", "no ICE path to the server", "ICE: no candidate pair"),
+                      ("/whip-bad-fingerprint/cabi-bad-fp", "DTLS with the server failed", "DTLS: ")])
+    func eachFailureReachesTheCABIAsItsOwnCode(path: String, message: String, detail: String?) throws {
+        let server = try Self.server.get()
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let example = try CABIExampleTests.compileExample("whip_publish", into: dir)
+        // Longer than the 10 s ICE connect timeout: the share must end by failing, not by time.
+        let run = try Tools.run(example, [server.base + path, "20", "127.0.0.1:0"], timeout: 60)
+        let log = String(decoding: run.stdout, as: UTF8.self) + run.stderr
+        #expect(run.status == 1, "\(log)")
+        #expect(log.contains(message), "\(log)")
+        if let detail { #expect(log.contains(": " + detail), "\(log)") }
+    }
+
     @Test(arguments: [("/status/401", "401"), ("/status/404", "404"), ("/status/500", "500"),
                       ("/no-location", "Location")])
     func httpErrorsEndTheShareWithOneClearLine(path: String, expected: String) throws {

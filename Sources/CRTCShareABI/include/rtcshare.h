@@ -43,6 +43,14 @@ enum rtcshare_status {
     RTCSHARE_E_STATE = -6,            /* not allowed now: started twice, waited before start */
     RTCSHARE_E_BUSY = -7,             /* push: every slot is busy downstream; dropped, counted */
     RTCSHARE_E_NOT_RUNNING = -8,      /* push: the session is not running */
+    /* WHIP publications (the detail is rtcshare_session_last_error's): */
+    RTCSHARE_E_UNAUTHORIZED = -9,     /* the WHIP server refused the token (HTTP 401/403), or it is unusable */
+    RTCSHARE_E_SERVER = -10,          /* the WHIP exchange failed: another HTTP status, no Location, a
+                                         timeout, an answer that cannot be used */
+    RTCSHARE_E_CONNECT = -11,         /* ICE found no working path to the server in time */
+    RTCSHARE_E_SECURITY = -12,        /* DTLS failed: the server's certificate is not the answer's
+                                         fingerprint, a handshake timeout, SRTP keys unusable */
+    RTCSHARE_E_PEER_GONE = -13,       /* the server stopped answering (consent lost) or closed DTLS */
 };
 
 /* Pixel formats a pushed picture may have. */
