@@ -206,6 +206,7 @@ private func configuration(_ c: rtcshare_config, error: inout String) -> ShareAg
     out.share.framesPerSecond = Int(c.fps)
     out.share.idleFramesPerSecond = c.idle_fps > 0 ? Int(c.idle_fps) : nil
     out.share.bitrateKbps = Int(c.bitrate_kbps)
+    out.share.reclaimEncoderStartupMemory = c.reclaim_encoder_memory != 0
     switch c.video_codec {
     case Int32(RTCSHARE_CODEC_AUTO.rawValue): out.share.videoCodec = .auto
     case Int32(RTCSHARE_CODEC_VP8.rawValue): out.share.videoCodec = .vp8
