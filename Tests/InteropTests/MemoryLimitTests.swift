@@ -1,0 +1,136 @@
+import Foundation
+import Glibc
+import RTCShareIO
+import Testing
+
+/// The 50 MiB promise under the kernel's own limit: a 1280x720@20 share with audio runs for a
+/// minute inside a memory cgroup capped at 50 MiB (v1 `memory.limit_in_bytes`, or v2
+/// `memory.max`), once over `--peer` through a relay that loses 5 % of the video packets, once
+/// over WHIP into aiortc. It must not be OOM-killed, and the far end must decode ≥ 95 % of the
+/// frames. The cgroup's peak usage (which counts the page cache the process faults in too) is
+/// printed. Skipped, saying why, where no memory cgroup can be made.
+@Suite(.serialized) struct MemoryLimitTests {
+    static let limitBytes = 50 << 20
+    static let seconds = 60
+
+    /// A memory cgroup made for one process tree, removed at the end.
+    final class MemoryCgroup {
+        let path: String
+        let isV2: Bool
+
+        /// nil when this machine cannot make one (not root, no memory controller).
+        init?(limitBytes: Int) {
+            let name = "rtcshare-test-\(UUID().uuidString.prefix(8))"
+            let v1 = "/sys/fs/cgroup/memory"
+            let v2Controllers = (try? String(contentsOfFile: "/sys/fs/cgroup/cgroup.controllers", encoding: .utf8)) ?? ""
+            if FileManager.default.fileExists(atPath: v1 + "/memory.limit_in_bytes") {
+                (path, isV2) = (v1 + "/" + name, false)
+            } else if v2Controllers.split(separator: " ").contains(where: { $0.hasPrefix("memory") }) {
+                (path, isV2) = ("/sys/fs/cgroup/" + name, true)
+            } else {
+                return nil
+            }
+            guard mkdir(path, 0o755) == 0 else { return nil }
+            let limitFile = isV2 ? "memory.max" : "memory.limit_in_bytes"
+            guard (try? "\(limitBytes)".write(toFile: path + "/" + limitFile, atomically: false, encoding: .utf8)) != nil
+            else {
+                rmdir(path)
+                return nil
+            }
+        }
+
+        deinit { rmdir(path) }
+
+        /// `executable arguments…` run inside the cgroup: a shell joins it, then becomes the process.
+        func wrap(_ executable: String, _ arguments: [String]) -> (String, [String]) {
+            ("/bin/sh", ["-c", "echo $$ > '\(path)/cgroup.procs' && exec \"$0\" \"$@\"", executable] + arguments)
+        }
+
+        private func read(_ file: String) -> String {
+            (try? String(contentsOfFile: path + "/" + file, encoding: .utf8)) ?? ""
+        }
+
+        /// The most the cgroup ever held (v2 without `memory.peak`: nil).
+        var peakBytes: Int? {
+            Int(read(isV2 ? "memory.peak" : "memory.max_usage_in_bytes").trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+
+        /// Processes the kernel killed for memory in it.
+        var oomKills: Int {
+            let text = read(isV2 ? "memory.events" : "memory.oom_control")
+            let line = text.split(separator: "\n").first { $0.hasPrefix("oom_kill ") }
+            return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+        }
+    }
+
+    private static func cgroup() -> MemoryCgroup? {
+        let group = MemoryCgroup(limitBytes: limitBytes)
+        if group == nil { print("MemoryLimitTests: skipped: no memory cgroup can be made here (root and a memory controller are needed)") }
+        return group
+    }
+
+    @Test func a720pShareWithAudioOverPeerLivesInside50MiBThroughFivePercentLoss() throws {
+        guard let group = Self.cgroup() else { return }
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let port = try Tools.freeUDPPorts(count: 8)
+        let (receiverPort, relayFront, relayBack) = (port, port + 4, port + 6)
+        let key = Data((0..<30).map { UInt8(truncatingIfNeeded: $0 &* 53 &+ 7) }).base64EncodedString()
+        let json = dir.appendingPathComponent("rx.json").path
+        let receiver = try BackgroundProcess(Tools.rtcshare, [
+            "receive", "--listen", "127.0.0.1:\(receiverPort)", "--srtp-key", key, "--stats-json", json,
+            "--idle-timeout", "5",
+        ], in: dir, name: "receiver")
+        let relay = try LossyRelay(listenPort: relayFront, backPort: relayBack,
+                                   receiver: SocketAddress(host: "127.0.0.1", port: receiverPort),
+                                   drop: (dropped: 1, outOf: 20))
+        defer { relay.stop() }
+        let (exe, args) = group.wrap(Tools.rtcshare, [
+            "--source", "testsrc", "--size", "1280x720", "--fps", "20", "--audio", "testtone",
+            "--peer", "127.0.0.1:\(relayFront)", "--audio-peer", "127.0.0.1:\(receiverPort + 2)",
+            "--srtp-key", key, "--duration", "\(Self.seconds)",
+        ])
+        let sender = try BackgroundProcess(exe, args, in: dir, name: "sender")
+        let status = sender.wait(timeout: Double(Self.seconds) + 30)
+        let peak = group.peakBytes
+        print("MemoryLimitTests --peer: cgroup peak \(peak.map { String(format: "%.1f MiB", Double($0) / 1_048_576) } ?? "n/a") of 50 MiB; \(relay.dropped) packets dropped by the relay")
+        #expect(group.oomKills == 0, "OOM-killed inside 50 MiB: \(sender.stderr.suffix(600))")
+        #expect(status == 0, "sender: \(sender.stderr.suffix(600))")
+        if let peak { #expect(peak <= Self.limitBytes) }
+        #expect(receiver.wait(timeout: 20) == 0, "receiver: \(receiver.stderr.suffix(600))")
+        let sent = try #require(BuiltInReceiverTests.SenderSummary(sender.stderr), "\(sender.stderr.suffix(600))")
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json)))
+        let stats = try #require(object as? [String: Any])
+        let frames = (stats["frames"] as? NSNumber)?.intValue ?? 0
+        #expect(relay.dropped >= 50, "the relay lost \(relay.dropped)")
+        #expect(Double(frames) >= 0.95 * Double(sent.frames), "decoded \(frames) of \(sent.frames) through 5 % loss")
+        #expect(sent.frames >= Self.seconds * 20 * 9 / 10, "sent \(sent.frames)")
+    }
+
+    @Test func a720pShareWithAudioOverWHIPLivesInside50MiB() throws {
+        guard let group = Self.cgroup() else { return }
+        let server = try WHIPInteropTests.server.get()
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let txJSON = dir.appendingPathComponent("tx.json").path
+        let (exe, args) = group.wrap(Tools.rtcshare, [
+            "--whip", server.base + "/whip/cgroup50", "--whip-bind", "127.0.0.1:0",
+            "--size", "1280x720", "--fps", "20", "--audio", "testtone", "--duration", "\(Self.seconds)",
+            "--stats-json", txJSON,
+        ])
+        let run = try Tools.run(exe, args, timeout: Double(Self.seconds) + 40)
+        let peak = group.peakBytes
+        print("MemoryLimitTests --whip: cgroup peak \(peak.map { String(format: "%.1f MiB", Double($0) / 1_048_576) } ?? "n/a") of 50 MiB")
+        #expect(group.oomKills == 0, "OOM-killed inside 50 MiB: \(run.stderr.suffix(600))")
+        #expect(run.status == 0, "rtcshare: \(run.stderr.suffix(600))")
+        if let peak { #expect(peak <= Self.limitBytes) }
+        let encoded = try #require(WHIPInteropTests.framesSent(run.stderr), "\(run.stderr.suffix(600))")
+        let last = ((try? String(contentsOfFile: txJSON, encoding: .utf8)) ?? "").split(separator: "\n").last.map(String.init) ?? "{}"
+        let stats = (try? JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]) ?? [:]
+        let notSent = stats["frames_dropped_connecting"] as? Int ?? 0
+        let own = (try server.summary()["by_session"] as? [String: Any])?["cgroup50"] as? [String: Any] ?? [:]
+        let decoded = own["video_frames"] as? Int ?? 0
+        #expect(Double(decoded) >= 0.95 * Double(encoded - notSent), "aiortc decoded \(decoded) of \(encoded - notSent)")
+        #expect(encoded >= Self.seconds * 20 * 9 / 10, "encoded \(encoded)")
+    }
+}
