@@ -23,6 +23,8 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
 
     public private(set) var configuration: Configuration
     public private(set) var stats = VideoEncoderStats()
+    /// Bytes of all-zero pages given back after openh264's start (`reclaimStartupZeroPages`).
+    public private(set) var startupBytesReclaimed = 0
 
     private var keyframePending = false
     private var lastAcceptedRequestMicroseconds: Int64?
@@ -34,6 +36,9 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
         public var width: Int
         public var height: Int
         public var bitrateKbps: Int
+        /// Give back the all-zero pages openh264 wrote at its start (`StartupZeroPages`); only
+        /// when no other thread of the process allocates and writes memory meanwhile.
+        public var reclaimStartupZeroPages = false
         public var frameRate: Int = 30
         /// openh264's screen-content real-time mode (else its camera mode).
         public var screenContent = true
@@ -90,7 +95,11 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
             min_qp: Int32(configuration.minQuantizer), max_qp: Int32(configuration.maxQuantizer),
             frame_skip: configuration.allowsFrameSkip ? 1 : 0, level_idc: configuration.levelIDC)
         var handle: OpaquePointer?
-        let status = rtcs_openh264_encoder_open(&params, &handle)
+        // One thread (iMultipleThreadIdc = 1): openh264 starts none that could write meanwhile.
+        let (status, reclaimed) = StartupZeroPages.around(enabled: configuration.reclaimStartupZeroPages) {
+            rtcs_openh264_encoder_open(&params, &handle)
+        }
+        startupBytesReclaimed = reclaimed
         guard status == 0, let handle else { throw .openh264(status, "opening the encoder") }
         self.handle = handle
         self.configuration = configuration

@@ -68,6 +68,7 @@ public enum VideoEncoder: ~Copyable, @unchecked Sendable {
         case .h264:
             var c = H264Encoder.Configuration(width: width, height: height, bitrateKbps: bitrateKbps)
             c.frameRate = min(frameRate, 60)
+            c.reclaimStartupZeroPages = reclaimStartupZeroPages
             self = .h264(try H264Encoder(c))
         }
     }
