@@ -5,6 +5,7 @@ import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
 import RTCShareRTP
+import TestSupport
 import Testing
 
 /// The built-in receiver over real loopback sockets and real SRTP: a test sender encodes
@@ -289,11 +290,8 @@ import Testing
         let running = Running(session)
         let sender = try TestSender(key: key, receiver: session.videoAddress)
         sender.insecure = true
-        var seed = UInt64(0x5EED)
-        func next() -> UInt64 {
-            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return seed >> 33
-        }
+        var random = SeededRandom(seed: 0x5EED)
+        func next() -> UInt64 { random.next() >> 33 }
         for i in 0..<20 {
             try sender.sendFrame(i)
             for _ in 0..<20 {
