@@ -315,9 +315,12 @@ import Testing
             }
             // Drain whatever the receiver sent back (plain RTCP here).
             while case .datagram = sender.socket.receive(into: sender.buffer) {}
+            // Paced on purpose, 400 datagrams a second: a sender the receiver keeps up with, so
+            // the socket's buffer never overflows and every datagram reaches the parsers.
             usleep(5_000)
         }
-        usleep(200_000)
+        // Stopped once the receiver has read everything sent (its socket's queue is empty).
+        #expect(waitUntil(timeout: 5) { Tools.udpReceiveQueueBytes(port: session.videoAddress.port) == 0 })
         let report = try running.finish()
         #expect(report.malformed + report.framesIncomplete + report.framesUndecodable + report.packetsDuplicate > 0)
         #expect(report.frames >= 1)
