@@ -147,6 +147,9 @@ import Testing
             first.kill()
             #expect(rtcshare.waitForOutput(containing: " disconnected after ", timeout: 5),
                     "rtcshare never saw the first producer go: \(rtcshare.stderr)")
+            // A fixed wait on purpose: the producer stays away 0.8 s, the gap the filler (and the
+            // audio's silence) must bridge.
+            usleep(800_000)
         }
         let last = try BackgroundProcess(IPCSourceTests.producer, producerArguments + ["--duration", "2.5"],
                                                  in: dir, name: "producer2")

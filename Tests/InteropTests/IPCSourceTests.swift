@@ -50,6 +50,9 @@ import Testing
         first.kill()  // SIGKILL: no BYE, the kernel just closes its end
         #expect(rtcshare.waitForOutput(containing: " disconnected after ", timeout: 5),
                 "rtcshare never saw the first producer go: \(rtcshare.stderr)")
+        // A fixed wait on purpose: the producer stays away 0.8 s, the gap the filler (and the
+        // audio's silence) must bridge.
+        usleep(800_000)
         let second = try BackgroundProcess(Self.producer, [socket] + turned + ["--duration", "2", "--first-counter", "100000"],
                                     in: dir, name: "producer2")
         #expect(second.wait(timeout: 20) == 0, "second producer: \(second.stderr)")
