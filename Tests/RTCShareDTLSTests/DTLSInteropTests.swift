@@ -144,17 +144,9 @@ private struct PeerIdentity {
     enum PeerError: Error { case noKeyingMaterial }
 
     private static func run(_ arguments: [String]) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        p.arguments = arguments
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        try #require(p.terminationStatus == 0, "openssl \(arguments.first ?? "") failed")
-        return String(decoding: data, as: UTF8.self)
+        let result = try Tools.run("/usr/bin/openssl", arguments)
+        try #require(result.status == 0, "openssl \(arguments.first ?? "") failed")
+        return String(decoding: result.stdout, as: UTF8.self)
     }
 }
 
