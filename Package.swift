@@ -115,16 +115,20 @@ let package = Package(
             ]
         ),
 
+        // What the test targets share and the product never links: the seeded generator, the
+        // fake clock, the simulated lossy link, and the helpers that run and wait on processes.
+        .target(name: "TestSupport", dependencies: ["RTCShareMedia", "RTCShareICE"], path: "Tests/TestSupport"),
+
         .testTarget(name: "RTCShareCoreTests", dependencies: ["RTCShareCore"]),
         .testTarget(name: "RTCShareTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP",
-                                                  "RTCShareICE", "RTCShareWHIP", "RTCShareDTLS"]),
-        .testTarget(name: "InteropTests", dependencies: ["RTCShareMedia", "RTCShareRTP", "rtcshare", "rtcshare-producer", "RTCShareIO", "CXCB"]),
-        .testTarget(name: "RTCShareRTPTests", dependencies: ["RTCShareRTP", "RTCShareCore", "RTCShareMedia", "COpenSSL"]),
-        .testTarget(name: "RTCShareICETests", dependencies: ["RTCShareICE"], resources: [.copy("Vectors")]),
-        .testTarget(name: "RTCShareWHIPTests", dependencies: ["RTCShareWHIP", "RTCShareRTP", "RTCShareDTLS"],
+                                                  "RTCShareICE", "RTCShareWHIP", "RTCShareDTLS", "TestSupport"]),
+        .testTarget(name: "InteropTests", dependencies: ["RTCShareMedia", "RTCShareRTP", "rtcshare", "rtcshare-producer", "RTCShareIO", "CXCB", "TestSupport"]),
+        .testTarget(name: "RTCShareRTPTests", dependencies: ["RTCShareRTP", "RTCShareCore", "RTCShareMedia", "COpenSSL", "TestSupport"]),
+        .testTarget(name: "RTCShareICETests", dependencies: ["RTCShareICE", "TestSupport"], resources: [.copy("Vectors")]),
+        .testTarget(name: "RTCShareWHIPTests", dependencies: ["RTCShareWHIP", "RTCShareRTP", "RTCShareDTLS", "TestSupport"],
                     exclude: ["Vectors"]),
-        .testTarget(name: "RTCShareDTLSTests", dependencies: ["RTCShareDTLS", "RTCShareRTP"]),
+        .testTarget(name: "RTCShareDTLSTests", dependencies: ["RTCShareDTLS", "RTCShareRTP", "TestSupport"]),
         .testTarget(name: "RTCShareMediaTests",
-                    dependencies: ["RTCShareMedia", "RTCShareCore", "CShims", "CVPX", "COpus", "CSpeexDSP"]),
+                    dependencies: ["RTCShareMedia", "RTCShareCore", "CShims", "CVPX", "COpus", "CSpeexDSP", "TestSupport"]),
     ]
 )

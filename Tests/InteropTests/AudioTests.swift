@@ -1,5 +1,6 @@
 import Foundation
 import RTCShareMedia
+import TestSupport
 import Testing
 
 /// `--audio` end to end with the real `rtcshare` binary, decoded by ffmpeg (libopus) as an
@@ -134,16 +135,20 @@ import Testing
             "--duration", "\(seconds)", "--size", "\(w)x\(h)",
         ], in: dir, name: "rtcshare")
         defer { rtcshare.kill() }
-        let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: socket), Date() < deadline, rtcshare.process.isRunning { usleep(20_000) }
+        waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: socket) || !rtcshare.isRunning }
 
         let producerArguments = [socket, "--size", "\(w)x\(h)", "--orientation", "6", "--format", "bgra",
                                  "--audio-endian", endian, "--audio-rate", "44100", "--audio-channels", "2",
                                  "--tone", "\(tone)"]
         if restart {
             let first = try BackgroundProcess(IPCSourceTests.producer, producerArguments, in: dir, name: "producer1")
+            // A fixed wait on purpose: the scenario is a producer killed after 2 s of streaming.
             usleep(2_000_000)
             first.kill()
+            #expect(rtcshare.waitForOutput(containing: " disconnected after ", timeout: 5),
+                    "rtcshare never saw the first producer go: \(rtcshare.stderr)")
+            // A fixed wait on purpose: the producer stays away 0.8 s, the gap the filler (and the
+            // audio's silence) must bridge.
             usleep(800_000)
         }
         let last = try BackgroundProcess(IPCSourceTests.producer, producerArguments + ["--duration", "2.5"],

@@ -1,5 +1,6 @@
 import Foundation
 import RTCShareRTP
+import TestSupport
 import Testing
 
 /// `rtcshare --peer … --sdp x.sdp` into `rtcshare receive --sdp x.sdp`, both real binaries:

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The C ABI as a gateway uses it: `examples/two_sessions.c` compiled with `cc` against
@@ -47,12 +48,15 @@ import Testing
         let first = try Self.receiver(port: base, key: keys[0], json: json[0], in: dir, name: "rx1")
         let second = try Self.receiver(port: base + 4, key: keys[1], json: json[1], in: dir, name: "rx2")
         defer { first.kill(); second.kill() }
-        usleep(300_000)
+        for rx in [first, second] {
+            try #require(rx.waitForOutput(containing: "listening on", timeout: 10), "receiver never listened: \(rx.stderr)")
+        }
 
         let gateway = try BackgroundProcess(example, [
             "96", "\(Self.seconds)", "127.0.0.1:\(base)", keys[0], "127.0.0.1:\(base + 4)", keys[1],
         ], in: dir, name: "two_sessions")
         // Halfway through, the first receiver disappears (its port now answers ICMP unreachable).
+        // A fixed wait on purpose: when in the run the peer goes is the scenario under test.
         usleep(UInt32(Self.seconds) * 500_000)
         first.kill()
         let status = gateway.wait(timeout: Double(Self.seconds) + 30)

@@ -1,6 +1,7 @@
 import Foundation
 import RTCShareIO
 import RTCShareMedia
+import TestSupport
 import Testing
 
 /// `rtcshare --source ipc:PATH` with the reference producer, decoded by ffmpeg: a phone-style
@@ -16,12 +17,9 @@ import Testing
     }
 
     private func waitForSocket(_ path: String, _ rtcshare: BackgroundProcess) throws {
-        let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: path) {
-            guard Date() < deadline, rtcshare.process.isRunning else {
-                throw Tools.DecodeError(message: "rtcshare never listened on \(path): \(rtcshare.stderr)")
-            }
-            usleep(20_000)
+        guard waitUntil(timeout: 10, { FileManager.default.fileExists(atPath: path) || !rtcshare.isRunning }),
+              FileManager.default.fileExists(atPath: path) else {
+            throw Tools.DecodeError(message: "rtcshare never listened on \(path): \(rtcshare.stderr)")
         }
     }
 
@@ -47,8 +45,13 @@ import Testing
         let turned = ["--size", "\(Self.width)x\(Self.height)", "--orientation", "6", "--format", "bgra",
                       "--audio-endian", "be"]
         let first = try BackgroundProcess(Self.producer, [socket] + turned, in: dir, name: "producer1")
+        // A fixed wait on purpose: the scenario is a producer killed after 2 s of streaming.
         usleep(2_000_000)
         first.kill()  // SIGKILL: no BYE, the kernel just closes its end
+        #expect(rtcshare.waitForOutput(containing: " disconnected after ", timeout: 5),
+                "rtcshare never saw the first producer go: \(rtcshare.stderr)")
+        // A fixed wait on purpose: the producer stays away 0.8 s, the gap the filler (and the
+        // audio's silence) must bridge.
         usleep(800_000)
         let second = try BackgroundProcess(Self.producer, [socket] + turned + ["--duration", "2", "--first-counter", "100000"],
                                     in: dir, name: "producer2")
@@ -131,7 +134,7 @@ import Testing
         // …and a good one is served afterwards, while a second one is told busy.
         let good = try BackgroundProcess(Self.producer, [socket, "--size", "320x180", "--format", "nv12", "--duration", "1.5"],
                                   in: dir, name: "good")
-        usleep(500_000)
+        #expect(good.waitForOutput(containing: "connected to", timeout: 10), "\(good.stderr)")
         let extra = try BackgroundProcess(Self.producer, [socket, "--size", "320x180", "--duration", "0.6"], in: dir, name: "extra")
         #expect(extra.wait(timeout: 10) == 0)
         #expect(extra.stderr.contains("busy"), "\(extra.stderr)")

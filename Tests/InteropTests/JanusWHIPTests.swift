@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `rtcshare --whip` into a real Janus VideoRoom behind simple-whip-server, and a real subscriber
@@ -173,14 +174,14 @@ import Testing
 
     /// Waits until a TCP port inside the namespace accepts connections.
     static func waitForPort(_ ns: Namespace, _ port: Int, alive: () -> Bool) throws -> Bool {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline, alive() {
+        var accepted = false
+        try waitUntil(timeout: 20, interval: 0.1) {
             let probe = try python(ns, "import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 1)",
                                    [janusAddress, "\(port)"])
-            if probe.status == 0 { return true }
-            usleep(100_000)
+            accepted = probe.status == 0
+            return accepted || !alive()
         }
-        return false
+        return accepted
     }
 
     @Test(.enabled(if: unavailable == nil, Comment(rawValue: unavailable ?? "")))

@@ -1,5 +1,6 @@
 import Foundation
 import RTCShareIO
+import TestSupport
 import Testing
 
 /// The sender backs off when the receiver reports loss: `rtcshare` → a relay that loses 30 % of

@@ -14,6 +14,9 @@ final class LossyRelay: @unchecked Sendable {
     private let dropPattern: (dropped: Int, outOf: Int)
     private let stopFlag = Atomic<Bool>(false)
     private let counts = Mutex<(forwarded: Int, dropped: Int, feedback: Int)>((0, 0, 0))
+    /// Left by the relay's thread as it leaves its loop, so `stop` (any number of times) waits
+    /// for exactly that.
+    private let running = DispatchGroup()
     private var thread: Thread?
 
     init(listenPort: Int, backPort: Int, receiver: SocketAddress, drop: (dropped: Int, outOf: Int)) throws {
@@ -21,7 +24,11 @@ final class LossyRelay: @unchecked Sendable {
         back = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: backPort))
         self.receiver = receiver
         dropPattern = drop
-        let thread = Thread { [unowned self] in self.loop() }
+        running.enter()
+        let thread = Thread { [unowned self] in
+            self.loop()
+            self.running.leave()
+        }
         self.thread = thread
         thread.start()
     }
@@ -32,7 +39,7 @@ final class LossyRelay: @unchecked Sendable {
 
     func stop() {
         stopFlag.store(true, ordering: .releasing)
-        while thread?.isFinished == false { usleep(2_000) }
+        running.wait()
     }
 
     deinit { stopFlag.store(true, ordering: .releasing) }

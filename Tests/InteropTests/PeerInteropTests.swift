@@ -2,6 +2,7 @@ import Foundation
 import RTCShareIO
 import RTCShareMedia
 import RTCShareRTP
+import TestSupport
 import Testing
 
 /// `rtcshare --peer 127.0.0.1:P --sdp x.sdp`: receivers nobody here wrote (ffmpeg, GStreamer)
@@ -64,9 +65,10 @@ import Testing
         ], in: dir, name: "ffmpeg")
         let status = sender.wait(timeout: Double(Self.seconds) + 15)
         #expect(status == 0, "rtcshare: \(sender.stderr)")
-        usleep(500_000)
-        receiver.stop()
         let sent = try #require(framesSent(sender.stderr), "no summary: \(sender.stderr)")
+        // Stopped once it has written what reached it: every frame sent, or no more coming.
+        Tools.waitForFileToSettle(video, holding: sent * Self.width * Self.height)
+        receiver.stop()
         checkVideo(try Data(contentsOf: URL(fileURLWithPath: video)), sent: sent, receiver: "ffmpeg \(receiver.stderr)")
         #expect(!sender.stderr.contains(try #require(sdp.media.first?.cryptos.first?.keyBase64)), "the key was logged")
         let pcm = try Data(contentsOf: URL(fileURLWithPath: audio))
@@ -87,9 +89,10 @@ import Testing
         let receiver = try BackgroundProcess(gst, ["-q"] + pipeline, in: dir, name: "gst")
         let status = sender.wait(timeout: Double(Self.seconds) + 15)
         #expect(status == 0, "rtcshare: \(sender.stderr)")
-        usleep(500_000)
-        receiver.stop()
         let sent = try #require(framesSent(sender.stderr), "no summary: \(sender.stderr)")
+        // Stopped once it has written what reached it: every frame sent, or no more coming.
+        Tools.waitForFileToSettle(video, holding: sent * Self.width * Self.height)
+        receiver.stop()
         checkVideo(try Data(contentsOf: URL(fileURLWithPath: video)), sent: sent, receiver: "GStreamer \(receiver.stderr)")
         let pcm = try Data(contentsOf: URL(fileURLWithPath: audio))
         let samples = pcm.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
@@ -127,9 +130,10 @@ import Testing
         let status = sender.wait(timeout: Double(Self.seconds) + 15)
         #expect(status == 0, "rtcshare: \(sender.stderr)")
         #expect(sender.stderr.contains("-> H.264 \(Self.width)x\(Self.height)"), "\(sender.stderr)")
-        usleep(500_000)
-        receiver.stop()
         let sent = try #require(framesSent(sender.stderr), "no summary: \(sender.stderr)")
+        // Stopped once it has written what reached it: every frame sent, or no more coming.
+        Tools.waitForFileToSettle(video, holding: sent * Self.width * Self.height)
+        receiver.stop()
         checkVideo(try Data(contentsOf: URL(fileURLWithPath: video)), sent: sent,
                    receiver: "\(receiverName) (orientation \(orientation)) \(receiver.stderr)")
     }
@@ -243,7 +247,13 @@ extension PeerFeedbackTests {
         defer { buffer.deallocate() }
         // Wait for media, then stop it the way a terminal does.
         #expect(socket.waitReadable(timeoutMicroseconds: 10_000_000), "nothing sent: \(sender.stderr)")
-        usleep(500_000)
+        // Stopped mid-stream: once media flows steadily (the first keyframe and more).
+        var received = 0
+        let flowing = waitUntil(timeout: 5) {
+            while case .datagram = socket.receive(into: buffer) { received += 1 }
+            return received >= 20
+        }
+        #expect(flowing, "only \(received) datagrams: \(sender.stderr)")
         let stoppedAt = MonotonicClock.now()
         kill(sender.process.processIdentifier, SIGINT)
         let status = sender.wait(timeout: 5)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `rtcshare --whip --stun` behind a real NAT: three network namespaces of the test's own, a
@@ -121,9 +122,9 @@ import Testing
         let coturn = try BackgroundProcess(exe, args, in: dir, name: "coturn")
         processes.append(coturn)
         var up = false
-        for _ in 0..<40 where coturn.isRunning && !up {
+        try waitUntil(timeout: 4, interval: 0.1) {
             up = try stunAnswers(lab, port: 3478)
-            if !up { usleep(100_000) }
+            return up || !coturn.isRunning
         }
         try #require(up, "coturn did not answer: \(String(decoding: coturn.stdout, as: UTF8.self).suffix(1500))\(coturn.stderr)")
 

@@ -1,5 +1,6 @@
 import Foundation
 import RTCShareMedia
+import TestSupport
 import Testing
 
 /// `rtcshare --source testsrc --output x.ivf`: what ffmpeg (a decoder nobody here wrote) makes

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `rtcshare --whip` against a real WebRTC endpoint: aiortc behind the WHIP server of
@@ -16,15 +17,15 @@ import Testing
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .appendingPathComponent("Peers/whip_server.py").path
             let portFile = dir.appendingPathComponent("port").path
-            process = try BackgroundProcess(Tools.which("python3") ?? "/usr/bin/python3", [
+            let server = try BackgroundProcess(Tools.which("python3") ?? "/usr/bin/python3", [
                 script, "--port-file", portFile, "--summary", dir.appendingPathComponent("summary.json").path,
             ], in: dir, name: "whip-server")
-            let deadline = Date().addingTimeInterval(30)
+            process = server
             var found: Int?
-            while found == nil, Date() < deadline, process.isRunning {
+            waitUntil(timeout: 30, interval: 0.05) {
                 found = (try? String(contentsOfFile: portFile, encoding: .utf8))
                     .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-                if found == nil { usleep(50_000) }
+                return found != nil || !server.isRunning
             }
             guard let found else {
                 throw Tools.DecodeError(message: "whip_server.py did not start (scripts/setup installs aiortc): \(process.stderr.suffix(600))")
@@ -249,9 +250,9 @@ import Testing
             "--duration", "30", "--consent-timeout", "4",
         ], in: dir, name: "share")
         defer { share.kill() }
-        let deadline = Date().addingTimeInterval(15)
-        while !share.stderr.contains("WHIP: connected"), Date() < deadline, share.isRunning { usleep(50_000) }
-        try #require(share.stderr.contains("WHIP: connected"), "\(share.stderr)")
+        try #require(share.waitForOutput(containing: "WHIP: connected", timeout: 15), "\(share.stderr)")
+        // A fixed wait on purpose: the scenario is a server that goes while media flows, not
+        // one that goes at the moment of connecting.
         usleep(1_000_000)
         server.process.kill()  // SIGKILL: no DELETE, no close_notify, the ICE checks go unanswered
         let killedAt = Date()

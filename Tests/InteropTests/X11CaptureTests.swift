@@ -1,5 +1,6 @@
 import CXCB
 import Foundation
+import TestSupport
 import Testing
 
 /// `rtcshare --source x11:DISPLAY` against a real X server (Xvfb) whose root window the test
@@ -111,6 +112,8 @@ import Testing
         // A white box appears 1.2 s into a 3 s share, where the background was.
         let late = Box(x: 288, y: 16, width: 64, height: 48, rgb: 0xffffff)
         let painter = Thread {
+            // A fixed wait on purpose: when the screen changes is the scenario (the early frames
+            // show the background, the late ones the box).
             Thread.sleep(forTimeInterval: 1.2)
             try? xvfb.paint([late])
         }
@@ -148,6 +151,8 @@ import Testing
         let dir = try Tools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let killer = Thread {
+            // A fixed wait on purpose: the server goes while the share runs, and the share under
+            // test is `--quiet` (its one line is the assertion), so it announces no start.
             Thread.sleep(forTimeInterval: 1)
             xvfb.stop()
         }
@@ -237,14 +242,9 @@ final class Xvfb: @unchecked Sendable {
         running = false
         kill(pid, SIGTERM)
         var status: Int32 = 0
-        let deadline = Date().addingTimeInterval(5)
-        while waitpid(pid, &status, WNOHANG) == 0 {
-            if Date() > deadline {
-                kill(pid, SIGKILL)
-                waitpid(pid, &status, 0)
-                return
-            }
-            usleep(10_000)
+        if !waitUntil(timeout: 5, { waitpid(pid, &status, WNOHANG) != 0 }) {
+            kill(pid, SIGKILL)
+            waitpid(pid, &status, 0)
         }
     }
 

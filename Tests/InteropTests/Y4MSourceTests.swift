@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `--source y4m:…`: bad input is one clear line and a non-zero exit; good input streams.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 import RTCShareDTLS
 import RTCShareRTP
@@ -128,32 +129,24 @@ private struct PeerIdentity {
 
     /// The hex after "Keying material:" once the peer has printed it (up to 5 s).
     func printedKeyingMaterial() throws -> String {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while ContinuousClock.now < deadline {
+        var printed: String?
+        waitUntil(timeout: 5) {
             let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-            if let line = text.split(separator: "\n").first(where: { $0.contains("Keying material:") }),
-               let hex = line.split(separator: ":").last {
-                return hex.trimmingCharacters(in: .whitespaces).uppercased()
-            }
-            usleep(20_000)
+            printed = text.split(separator: "\n").first(where: { $0.contains("Keying material:") })
+                .flatMap { $0.split(separator: ":").last }
+                .map { $0.trimmingCharacters(in: .whitespaces).uppercased() }
+            return printed != nil
         }
-        throw PeerError.noKeyingMaterial
+        guard let printed else { throw PeerError.noKeyingMaterial }
+        return printed
     }
 
     enum PeerError: Error { case noKeyingMaterial }
 
     private static func run(_ arguments: [String]) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        p.arguments = arguments
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        try #require(p.terminationStatus == 0, "openssl \(arguments.first ?? "") failed")
-        return String(decoding: data, as: UTF8.self)
+        let result = try Tools.run("/usr/bin/openssl", arguments)
+        try #require(result.status == 0, "openssl \(arguments.first ?? "") failed")
+        return String(decoding: result.stdout, as: UTF8.self)
     }
 }
 

@@ -119,6 +119,8 @@ import RTCShareRTP
         let timeout = client.nextTimeout
         let wait = try #require(timeout)
         #expect(wait > .zero && wait <= .milliseconds(100))
+        // A fixed wait on purpose: DTLS's retransmission timer runs on the real clock, and its
+        // expiry is what is under test.
         try await Task.sleep(for: wait + .milliseconds(5))
         client.handleTimeout()
         #expect(client.statistics.retransmissions == 1)

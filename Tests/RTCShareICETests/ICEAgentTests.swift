@@ -1,5 +1,6 @@
 import Testing
 @testable import RTCShareICE
+import TestSupport
 
 /// Two agents over a simulated link with a fake clock: connecting, loss, failure, consent,
 /// role conflicts and hostile input.
@@ -126,8 +127,8 @@ import Testing
     }
 
     @Test func answersWithXorMappedAddressAndLearnsPeerReflexive() throws {
-        var rng = ICETestRNG(seed: 9)
-        var agent = ICEAgent(configuration: ICEConfiguration(), random: ICETestRNG(seed: 10))
+        var rng = SeededRandom(seed: 9)
+        var agent = ICEAgent(configuration: ICEConfiguration(), random: SeededRandom(seed: 10))
         agent.addHostCandidate(ICESimulation.addressA)
         let peer = ICECredentials.generate(using: &rng)
         agent.setRemoteCredentials(peer)
@@ -164,7 +165,7 @@ import Testing
         let mapped = try ICEAddress(parsing: "198.51.100.20:61000")
         var config = ICEConfiguration()
         config.stunServers = [server]
-        var agent = ICEAgent(configuration: config, random: ICETestRNG(seed: 12))
+        var agent = ICEAgent(configuration: config, random: SeededRandom(seed: 12))
         agent.addHostCandidate(ICESimulation.addressA)
         agent.start(at: .zero)
         agent.tick(at: .zero)

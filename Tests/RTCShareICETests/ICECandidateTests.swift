@@ -1,5 +1,6 @@
 import Testing
 @testable import RTCShareICE
+import TestSupport
 
 /// Addresses, credentials, candidate lines and priorities.
 @Suite struct ICECandidateTests {
@@ -63,7 +64,7 @@ import Testing
     }
 
     @Test func generatedCredentialsUseIceCharsAndLengths() throws {
-        var rng = ICETestRNG(seed: 1)
+        var rng = SeededRandom(seed: 1)
         let c = ICECredentials.generate(using: &rng)
         #expect(c.ufrag.count == 8 && c.password.count == 24)
         #expect(try ICECredentials(ufrag: c.ufrag, password: c.password) == c)

@@ -1,5 +1,6 @@
 import Testing
 @testable import RTCShareICE
+import TestSupport
 
 /// Server-reflexive gathering before the checks start (what a WHIP offer needs), with a fake
 /// clock and STUN servers played by the test: priorities and foundations, the 1 s bound with
@@ -10,12 +11,12 @@ import Testing
     static let serverB = try! ICEAddress(parsing: "203.0.113.2:3478")
     static let mapped = try! ICEAddress(parsing: "198.51.100.20:61000")
 
-    typealias Agent = ICEAgent<ICETestRNG>
+    typealias Agent = ICEAgent<SeededRandom>
 
     static func agent(servers: [ICEAddress], seed: UInt64 = 1) -> Agent {
         var config = ICEConfiguration()
         config.stunServers = servers
-        var agent = Agent(configuration: config, random: ICETestRNG(seed: seed))
+        var agent = Agent(configuration: config, random: SeededRandom(seed: seed))
         agent.addHostCandidate(host)
         return agent
     }
@@ -189,7 +190,7 @@ import Testing
         let request = try Self.sent(&agent, at: .zero)[0].1
         _ = try Self.answer(request, mapped: Self.mapped).withUnsafeBytes { agent.handle($0, from: Self.serverA, at: .milliseconds(5)) }
         _ = Self.events(&agent)
-        var peer = ICEAgent(configuration: ICEConfiguration(), random: ICETestRNG(seed: 9))
+        var peer = ICEAgent(configuration: ICEConfiguration(), random: SeededRandom(seed: 9))
         let remote = peer.addHostCandidate(try ICEAddress(parsing: "203.0.113.9:7000"))
         agent.setRemoteCredentials(peer.localCredentials)
         agent.addRemoteCandidate(remote)

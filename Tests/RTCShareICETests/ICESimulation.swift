@@ -1,12 +1,12 @@
 @testable import RTCShareICE
+import TestSupport
 
 /// Two agents in one process over a simulated link: a fake clock, fixed one-way latency and
 /// seeded loss, so a run replays exactly. Every datagram either agent sends crosses the link;
 /// `blackhole` drops everything (a peer that went away).
 struct ICESimulation {
-    typealias Agent = ICEAgent<ICETestRNG>
+    typealias Agent = ICEAgent<SeededRandom>
     struct Datagram {
-        var at: ICETime
         var toA: Bool
         var bytes: [UInt8]
         var from: ICEAddress
@@ -15,14 +15,16 @@ struct ICESimulation {
     var a: Agent
     var b: Agent
     var now = ICETime.zero
-    var loss: Double
-    var latency = ICEDuration.milliseconds(10)
-    var link: ICETestRNG
-    var inFlight: [Datagram] = []
+    /// Both directions share one link, 10 ms each way, so a seed's draws follow the order
+    /// the agents sent in.
+    var link: LossyLink<ICETime, Datagram>
     var eventsA: [(ICETime, ICEEvent)] = []
     var eventsB: [(ICETime, ICEEvent)] = []
-    var blackhole = false
-    /// Datagrams the link dropped.
+    var blackhole: Bool {
+        get { link.isDown }
+        set { link.isDown = newValue }
+    }
+    /// Datagrams the link lost or could deliver nowhere.
     var dropped = 0
     static let addressA = try! ICEAddress(parsing: "10.0.0.1:5000")
     static let addressB = try! ICEAddress(parsing: "10.0.0.2:6000")
@@ -35,10 +37,9 @@ struct ICESimulation {
         var cb = ca
         ca.role = .controlling
         cb.role = roleB
-        a = Agent(configuration: ca, random: ICETestRNG(seed: seed))
-        b = Agent(configuration: cb, random: ICETestRNG(seed: seed &+ 1))
-        link = ICETestRNG(seed: seed &+ 2)
-        self.loss = loss
+        a = Agent(configuration: ca, random: SeededRandom(seed: seed))
+        b = Agent(configuration: cb, random: SeededRandom(seed: seed &+ 1))
+        link = LossyLink(delay: .milliseconds(10), loss: .probability(loss), seed: seed &+ 2)
         let hostA = a.addHostCandidate(Self.addressA)
         let hostB = b.addHostCandidate(Self.addressB)
         a.setRemoteCredentials(b.localCredentials)
@@ -58,7 +59,7 @@ struct ICESimulation {
             while true {
                 let t = buffer.withUnsafeMutableBytes { side ? a.pollTransmit(into: $0) : b.pollTransmit(into: $0) }
                 guard let t else { break }
-                if blackhole || Double.random(in: 0..<1, using: &link) < loss {
+                if link.losesNext() {
                     dropped += 1
                     continue
                 }
@@ -67,8 +68,8 @@ struct ICESimulation {
                     dropped += 1
                     continue
                 }
-                inFlight.append(Datagram(at: now + latency, toA: t.destination == Self.addressA,
-                                         bytes: Array(buffer[..<t.count]), from: t.source))
+                link.carry(Datagram(toA: t.destination == Self.addressA, bytes: Array(buffer[..<t.count]), from: t.source),
+                           from: now)
             }
             while let e = side ? a.pollEvent() : b.pollEvent() {
                 if side { eventsA.append((now, e)) } else { eventsB.append((now, e)) }
@@ -88,12 +89,10 @@ struct ICESimulation {
             var next = end
             if let t = a.nextDeadline, t < next { next = t }
             if let t = b.nextDeadline, t < next { next = t }
-            for d in inFlight where d.at < next { next = d.at }
+            if let t = link.nextArrival, t < next { next = t }
             if next > end { break }
             now = max(now, next)
-            let due = inFlight.filter { $0.at <= now }
-            inFlight.removeAll { $0.at <= now }
-            for d in due {
+            for d in link.arrivals(until: now) {
                 _ = d.bytes.withUnsafeBytes { raw in
                     d.toA ? a.handle(raw, from: d.from, at: now) : b.handle(raw, from: d.from, at: now)
                 }

@@ -1,19 +1,6 @@
 import Foundation
 @testable import RTCShareICE
 
-/// A seeded generator for the ICE tests, so a failure reproduces (SplitMix64).
-struct ICETestRNG: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Loads `Vectors/<name>.hex`: hex byte pairs; `#` starts a comment to the end of the line.
 func vector(_ name: String) throws -> [UInt8] {
     guard let url = Bundle.module.url(forResource: name, withExtension: "hex", subdirectory: "Vectors") else {

@@ -1,5 +1,6 @@
 import Testing
 @testable import RTCShareICE
+import TestSupport
 
 /// RFC 5769 vectors, byte tables, round trips and refusals of malformed messages.
 @Suite struct STUNMessageTests {
@@ -112,7 +113,7 @@ import Testing
     }
 
     @Test func roundTripsRandomMessages() throws {
-        var rng = ICETestRNG(seed: 7)
+        var rng = SeededRandom(seed: 7)
         for _ in 0..<300 {
             var attributes: [STUNAttribute] = []
             for _ in 0..<Int.random(in: 0...6, using: &rng) {
@@ -180,7 +181,7 @@ import Testing
     }
 
     @Test func mutatedVectorsNeverTrap() throws {
-        var rng = ICETestRNG(seed: 11)
+        var rng = SeededRandom(seed: 11)
         let seeds = try ["rfc5769-sample-request", "rfc5769-ipv4-response", "rfc5769-ipv6-response",
                          "rfc5769-long-term-request"].map { try vector($0) }
         for _ in 0..<5000 {

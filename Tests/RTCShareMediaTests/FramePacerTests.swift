@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 @testable import RTCShareMedia
 
@@ -370,11 +371,10 @@ private func rtp(_ time: MediaTime, offset: UInt32 = 0) -> UInt32 {
     @Test func jitteredSourceKeepsTheTargetRateWithoutLongGaps() {
         var run = PacerRun()
         // 30 fps with up to ±8 ms of jitter, from a fixed-seed generator.
-        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var random = SeededRandom(seed: 0x9E37_79B9_7F4A_7C15)
         var offsets: [MediaDuration] = []
         for k in 0..<300 {
-            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            let jitter = Int64(seed >> 33) % 16_001 - 8_000
+            let jitter = Int64.random(in: -8_000...8_000, using: &random)
             offsets.append(.microseconds(Int64(k) * 1_000_000 / 30 + 10_000 + jitter))
         }
         for offset in offsets.sorted() { run.frame(at: offset) }

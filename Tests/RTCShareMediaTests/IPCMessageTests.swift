@@ -1,4 +1,5 @@
 import RTCShareCore
+import TestSupport
 import Testing
 @testable import RTCShareMedia
 

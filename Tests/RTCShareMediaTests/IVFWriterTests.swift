@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RTCShareCore
+import TestSupport
 import Testing
 
 @testable import RTCShareMedia
@@ -138,23 +139,17 @@ import Testing
 
     /// `ffprobe`'s view of the stream, or nil when ffprobe is not installed.
     private static func ffprobe(_ path: String) -> String? {
-        guard let tool = ["/usr/bin/ffprobe", "/usr/local/bin/ffprobe"].first(where: {
-            FileManager.default.isExecutableFile(atPath: $0)
-        }) else {
+        guard let tool = Tools.which("ffprobe") else {
             print("note: ffprobe not installed; IVF file not checked against ffmpeg")
             return nil
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = ["-v", "error", "-count_frames", "-select_streams", "v:0",
-                             "-show_entries", "stream=codec_name,width,height,nb_read_frames",
-                             "-of", "default=noprint_wrappers=1", path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        do { try process.run() } catch { return "ffprobe did not start: \(error)" }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        do {
+            let result = try Tools.run(tool, ["-v", "error", "-count_frames", "-select_streams", "v:0",
+                                              "-show_entries", "stream=codec_name,width,height,nb_read_frames",
+                                              "-of", "default=noprint_wrappers=1", path])
+            return String(decoding: result.stdout, as: UTF8.self) + result.stderr
+        } catch {
+            return "ffprobe did not start: \(error)"
+        }
     }
 }

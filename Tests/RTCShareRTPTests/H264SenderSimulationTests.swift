@@ -1,6 +1,7 @@
 import RTCShareCore
 import RTCShareMedia
 @testable import RTCShareRTP
+import TestSupport
 import Testing
 
 /// The send core with real H.264 from openh264, in fake time and without sockets: what a NACK
@@ -30,7 +31,7 @@ import Testing
             c.absSendTimeID = nil
             c.transportSequenceID = nil
             let budget = try MemoryBudget(capBytes: 4 << 20)
-            sender = try RTPSender(configuration: c, budget: budget, random: RTPTestRNG(seed: 7))
+            sender = try RTPSender(configuration: c, budget: budget, random: SeededRandom(seed: 7))
             pool = try FramePool(budget: budget, format: .i420, maxWidth: H264SenderSimulationTests.width,
                                  maxHeight: H264SenderSimulationTests.height, count: 1)
             // A small budget per frame, so IDRs take several packets (STAP-A and FU-A both).

@@ -1,4 +1,5 @@
 import RTCShareCore
+import TestSupport
 import Testing
 @testable import RTCShareRTP
 
@@ -99,7 +100,7 @@ import Testing
     /// Property: any arrival order with random losses and duplicates, waited out, hands every
     /// number out exactly once, in order, as a packet iff it arrived.
     @Test func randomArrivalOrderComesOutInOrderExactlyOnce() throws {
-        var rng = RTPTestRNG(seed: 42)
+        var rng = SeededRandom(seed: 42)
         for round in 0..<50 {
             var jb = try Self.make(capacity: 128, wait: 50_000)
             let start = UInt16.random(in: 0...UInt16.max, using: &rng)

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 @testable import RTCShareRTP
 
@@ -11,7 +12,7 @@ import Testing
     }
 
     @Test func microsecondsRoundTripInBothEras() {
-        var rng = RTPTestRNG(seed: 3)
+        var rng = SeededRandom(seed: 3)
         // 1970 … 2100: both sides of the 2036 era change.
         for _ in 0..<10_000 {
             let us = Int64.random(in: 0..<4_102_444_800_000_000, using: &rng)

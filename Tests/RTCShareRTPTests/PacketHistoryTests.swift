@@ -1,4 +1,5 @@
 import RTCShareCore
+import TestSupport
 import Testing
 @testable import RTCShareRTP
 
@@ -19,7 +20,7 @@ import Testing
         let budget = try MemoryBudget(capBytes: 1 << 20, prefault: false)
         var h = try PacketHistory(budget: budget, capacityBytes: 4096, maxPackets: 64)
         #expect(lookup(h, 0) == nil)  // empty
-        var rng = RTPTestRNG(seed: 9)
+        var rng = SeededRandom(seed: 9)
         var sizes: [UInt16: Int] = [:]
         var seq: UInt16 = 65_400
         for _ in 0..<400 {

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 @testable import RTCShareRTP
 
@@ -85,7 +86,7 @@ import Testing
     }
 
     @Test func entriesExpandBackToTheSameSetRandomly() {
-        var rng = RTPTestRNG(seed: 5)
+        var rng = SeededRandom(seed: 5)
         for _ in 0..<2_000 {
             let base = UInt16.random(in: 0...UInt16.max, using: &rng)
             let lost = (0..<Int.random(in: 1...60, using: &rng)).map { _ in base &+ UInt16.random(in: 0...200, using: &rng) }
@@ -119,7 +120,7 @@ import Testing
         #expect(RTCPREMB.bitrate(exponent: 63, mantissa: 1) == 1 << 63)
         #expect(RTCPREMB.bitrate(exponent: 63, mantissa: 2) == UInt64.max)
         #expect(RTCPREMB.bitrate(exponent: 63, mantissa: 0) == 0)
-        var rng = RTPTestRNG(seed: 9)
+        var rng = SeededRandom(seed: 9)
         for _ in 0..<10_000 {
             let x = rng.next() >> UInt64.random(in: 0...63, using: &rng)
             let (e, m) = RTCPREMB.encode(bitrate: x)

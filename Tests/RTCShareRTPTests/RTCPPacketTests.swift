@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 @testable import RTCShareRTP
 
@@ -207,7 +208,7 @@ import Testing
     }
 
     @Test func randomReportsRoundTrip() throws {
-        var rng = RTPTestRNG(seed: 11)
+        var rng = SeededRandom(seed: 11)
         for _ in 0..<500 {
             let blocks = (0..<Int.random(in: 0...31, using: &rng)).map { _ in
                 RTCPReportBlock(ssrc: rng.next32(), fractionLost: UInt8.random(in: 0...255, using: &rng),
@@ -227,6 +228,6 @@ import Testing
     }
 }
 
-extension RTPTestRNG {
+extension SeededRandom {
     mutating func next32() -> UInt32 { UInt32(truncatingIfNeeded: next()) }
 }

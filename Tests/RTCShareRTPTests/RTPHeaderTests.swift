@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 @testable import RTCShareRTP
 
@@ -60,7 +61,7 @@ import Testing
     }
 
     @Test func roundTripsEveryField() throws {
-        var rng = RTPTestRNG(seed: 3)
+        var rng = SeededRandom(seed: 3)
         for _ in 0..<200 {
             let cc = Int.random(in: 0...15, using: &rng)
             let h = RTPHeader(marker: Bool.random(using: &rng), payloadType: UInt8.random(in: 0...127, using: &rng),

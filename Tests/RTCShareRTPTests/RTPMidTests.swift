@@ -1,5 +1,6 @@
 import RTCShareCore
 import RTCShareMedia
+import TestSupport
 import Testing
 @testable import RTCShareRTP
 
@@ -67,7 +68,7 @@ import Testing
         c.videoMID = videoMID.flatMap { RTPMid($0) }
         c.audioMID = audioMID.flatMap { RTPMid($0) }
         let budget = try MemoryBudget(capBytes: RTPSender.budgetBytes(historyBytes: c.historyBytes) + (64 << 10))
-        let sender = try RTPSender(configuration: c, budget: budget, random: RTPTestRNG(seed: 31))
+        let sender = try RTPSender(configuration: c, budget: budget, random: SeededRandom(seed: 31))
         let readMap = try RTPExtensionMap(absSendTime: 2, transportSequenceNumber: 3, mid: 1)
         var packets: [(UInt8, RTPMid?)] = []
         var firstVideoSequence: UInt16?

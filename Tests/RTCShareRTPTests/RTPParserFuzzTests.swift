@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 @testable import RTCShareRTP
 
@@ -102,7 +103,7 @@ import Testing
     }
 
     @Test func randomBytesNeverTrap() {
-        var rng = RTPTestRNG(seed: 0x3550)
+        var rng = SeededRandom(seed: 0x3550)
         var parsed = 0
         for _ in 0..<4000 {
             var bytes = rng.bytes(Int.random(in: 0..<80, using: &rng))
@@ -113,7 +114,7 @@ import Testing
     }
 
     @Test func mutatedValidPacketsNeverTrap() throws {
-        var rng = RTPTestRNG(seed: 0x8285)
+        var rng = SeededRandom(seed: 0x8285)
         let corpus = try Self.corpus()
         for c in corpus { #expect(Self.check(c)) }
         var parsed = 0
@@ -124,7 +125,7 @@ import Testing
     }
 
     @Test func theDepacketizerSurvivesGarbageAndStillAssembles() throws {
-        var rng = RTPTestRNG(seed: 0x7741)
+        var rng = SeededRandom(seed: 0x7741)
         let corpus = try Self.corpus()
         var d = VP8Depacketizer()
         var frame = [UInt8](repeating: 0, count: 256)

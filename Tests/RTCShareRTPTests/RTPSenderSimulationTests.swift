@@ -1,6 +1,7 @@
 import RTCShareCore
 import RTCShareMedia
 @testable import RTCShareRTP
+import TestSupport
 import Testing
 
 /// The two halves of the transport core — `RTPSender` and `RTPReceiver`, the receive core the
@@ -10,38 +11,8 @@ import Testing
 @Suite struct RTPSenderSimulationTests {
     static let key = try! SRTPMasterKey(profile: .aesCM128HmacSHA1_80, bytes: (0..<30).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 5) })
 
-    /// One direction of a lossy path: each datagram is lost with `lossPercent` (seeded), or
-    /// arrives `delay` later. Optionally loses exactly the datagrams whose index is listed.
-    struct Link {
-        var delay: MediaDuration
-        var lossPercent = 0
-        var loseIndices: Set<Int> = []
-        var rng: RTPTestRNG
-        private(set) var sent = 0
-        private(set) var lost = 0
-        private var inFlight: [(at: MediaTime, bytes: [UInt8])] = []
-
-        init(delay: MediaDuration, lossPercent: Int = 0, seed: UInt64) {
-            self.delay = delay
-            self.lossPercent = lossPercent
-            rng = RTPTestRNG(seed: seed)
-        }
-
-        mutating func send(_ bytes: UnsafeRawBufferPointer, at now: MediaTime) {
-            defer { sent += 1 }
-            if loseIndices.contains(sent) || Int.random(in: 0..<100, using: &rng) < lossPercent {
-                lost += 1
-                return
-            }
-            inFlight.append((now + delay, Array(bytes)))
-        }
-
-        mutating func arrivals(until now: MediaTime) -> [[UInt8]] {
-            let due = inFlight.prefix { $0.at <= now }.map(\.bytes)
-            inFlight.removeFirst(due.count)
-            return due
-        }
-    }
+    /// One direction of the simulated path (TestSupport's link), in the RTP core's time.
+    typealias Link = LossyLink<MediaTime, [UInt8]>
 
     /// The far end: the receive core (`RTPReceiver`, as the built-in receiver runs it), with
     /// what it hands out collected. Feedback the core does not make itself (REMB, FIR) can be
@@ -62,7 +33,7 @@ import Testing
             c.rtxPayloadType = rtxPayloadType
             c.reportIntervalMicroseconds = 200_000
             let budget = try MemoryBudget(capBytes: c.budgetBytes + (64 << 10), prefault: false)
-            core = try RTPReceiver(configuration: c, budget: budget, random: RTPTestRNG(seed: seed))
+            core = try RTPReceiver(configuration: c, budget: budget, random: SeededRandom(seed: seed))
             protect = try SRTPContext(key: RTPSenderSimulationTests.key, direction: .sender)
         }
 
@@ -124,14 +95,14 @@ import Testing
             c.rtxPayloadType = rtx ? 97 : nil
             c.historyBytes = historyBytes
             budget = try MemoryBudget(capBytes: RTPSender.budgetBytes(historyBytes: historyBytes) + (64 << 10))
-            sender = try RTPSender(configuration: c, budget: budget, random: RTPTestRNG(seed: seed))
+            sender = try RTPSender(configuration: c, budget: budget, random: SeededRandom(seed: seed))
             receiver = try Receiver(rtxPayloadType: rtx ? 97 : nil, seed: seed &+ 3)
-            forward = Link(delay: delay, lossPercent: loss, seed: seed &+ 1)
-            backward = Link(delay: delay, lossPercent: 0, seed: seed &+ 2)
+            forward = Link(delay: delay, loss: .percent(loss), seed: seed &+ 1)
+            backward = Link(delay: delay, loss: .percent(0), seed: seed &+ 2)
             self.rtx = rtx
         }
 
-        func transmit(_ bytes: UnsafeRawBufferPointer, _ route: RTPRoute) { forward.send(bytes, at: now) }
+        func transmit(_ bytes: UnsafeRawBufferPointer, _ route: RTPRoute) { forward.send(Array(bytes), at: now) }
 
         func run(for duration: MediaDuration) throws {
             let end = now + duration
@@ -150,7 +121,7 @@ import Testing
                 sender.poll(at: now, transmit: transmit)
                 for bytes in forward.arrivals(until: now) { receiver.receive(bytes, at: now) }
                 receiver.core.poll(at: now, output: receiver)
-                for bytes in receiver.outgoing { bytes.withUnsafeBytes { backward.send($0, at: now) } }
+                for bytes in receiver.outgoing { backward.send(bytes, at: now) }
                 receiver.outgoing = []
                 for var bytes in backward.arrivals(until: now) {
                     let count = bytes.count
@@ -310,7 +281,7 @@ import Testing
         var c = RTPSenderConfiguration()
         c.protection = .awaitingKeys
         let budget = try MemoryBudget(capBytes: RTPSender.budgetBytes(historyBytes: c.historyBytes) + (64 << 10))
-        let sender = try RTPSender(configuration: c, budget: budget, random: RTPTestRNG(seed: 18))
+        let sender = try RTPSender(configuration: c, budget: budget, random: SeededRandom(seed: 18))
         var sent = 0
         let frame = [UInt8](repeating: 1, count: 3000)
         try frame.withUnsafeBytes { bytes in

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 @testable import RTCShareRTP
 
@@ -22,7 +23,7 @@ import Testing
     }
 
     @Test func randomStartValuesDiffer() {
-        var rng = RTPTestRNG(seed: 1)
+        var rng = SeededRandom(seed: 1)
         let a = RTPStream(payloadType: 96, clockRate: 90_000, using: &rng)
         let b = RTPStream(payloadType: 96, clockRate: 90_000, using: &rng)
         #expect(a.ssrc != b.ssrc && a.ssrc != 0)

@@ -1,22 +1,9 @@
 @testable import RTCShareRTP
+import TestSupport
 
-/// A seeded generator for the RTP byte-layer tests, so a failure reproduces (SplitMix64).
-struct RTPTestRNG: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func bytes(_ count: Int) -> [UInt8] {
-        (0..<count).map { _ in UInt8.random(in: 0...255, using: &self) }
-    }
-
-    /// 1...4 random edits: byte flips, edge values, truncation, extension.
+extension SeededRandom {
+    /// 1...4 random edits: byte flips, edge values, truncation, extension (the RTP fuzz tests'
+    /// mutations, tuned to the RTP/RTCP header fields).
     mutating func mutate(_ input: [UInt8]) -> [UInt8] {
         var bytes = input
         for _ in 0..<Int.random(in: 1...4, using: &self) {

@@ -1,4 +1,5 @@
 import RTCShareCore
+import TestSupport
 import Testing
 @testable import RTCShareRTP
 
@@ -8,7 +9,7 @@ import Testing
 /// resyncs to a restarted sender's numbers).
 @Suite struct ReceiveStateFuzzTests {
     @Test func randomArrivalsNeverTrapAndComeOutInOrder() throws {
-        var rng = RTPTestRNG(seed: 7)
+        var rng = SeededRandom(seed: 7)
         let budget = try MemoryBudget(capBytes: 4 << 20, prefault: false)
         for _ in 0..<8 {
             var jb = try JitterBuffer(budget: budget, capacity: 32, slotBytes: 200, waitMicroseconds: 10_000)

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 @testable import RTCShareRTP
 
@@ -5,7 +6,7 @@ import Testing
 /// received packet can be bad ending as `RTPError.srtp`, never a trap.
 @Suite struct SRTPContextTests {
     static func key(_ profile: SRTPProfile, seed: UInt64 = 1) -> SRTPMasterKey {
-        var rng = RTPTestRNG(seed: seed)
+        var rng = SeededRandom(seed: seed)
         return SRTPMasterKey.generate(profile: profile, using: &rng)
     }
 
@@ -134,7 +135,7 @@ import Testing
         let protected = try srtpInPlace(packet) { b, n throws(RTPError) in try sender.protectRTP(b, length: n) }
         #expect(status { () throws(RTPError) in _ = try srtpInPlace(protected) { b, n throws(RTPError) in try other.unprotectRTP(b, length: n) } } == 7)
 
-        var rng = RTPTestRNG(seed: 2)
+        var rng = SeededRandom(seed: 2)
         try sender.update(key: SRTPMasterKey.generate(profile: .aesCM128HmacSHA1_80, using: &rng))
         let next = try srtpInPlace(plainRTPPacket(seq: 2, payload: [5])) { b, n throws(RTPError) in try sender.protectRTP(b, length: n) }
         #expect(try srtpInPlace(next) { b, n throws(RTPError) in try other.unprotectRTP(b, length: n) } == plainRTPPacket(seq: 2, payload: [5]))

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 @testable import RTCShareRTP
 
@@ -5,7 +6,7 @@ import Testing
 @Suite struct SRTPFuzzTests {
     @Test(arguments: SRTPProfile.allCases)
     func unprotectNeverTraps(profile: SRTPProfile) throws {
-        var rng = RTPTestRNG(seed: profile == .aeadAES128GCM ? 77 : 78)
+        var rng = SeededRandom(seed: profile == .aeadAES128GCM ? 77 : 78)
         let key = SRTPMasterKey.generate(profile: profile, using: &rng)
         var sender = try SRTPContext(key: key, direction: .sender)
         var receiver = try SRTPContext(key: key, direction: .receiver)

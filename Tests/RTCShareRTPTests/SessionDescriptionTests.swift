@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 @testable import RTCShareRTP
 
@@ -106,7 +107,7 @@ import Testing
     }
 
     @Test func randomAndMutatedTextNeverTraps() {
-        var rng = RTPTestRNG(seed: 7)
+        var rng = SeededRandom(seed: 7)
         let corpus = Array(Self.sample().render().utf8)
         let alphabet = Array("v=0oscmab:/ 1234567890\r\nIPN-".utf8) + [0, 0xC3, 0xA9, 0xFF]
         var parsed = 0

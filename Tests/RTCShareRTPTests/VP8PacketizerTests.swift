@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 @testable import RTCShareRTP
 
@@ -81,7 +82,7 @@ import Testing
     }
 
     @Test func randomFramesSurvivePacketizeDepacketizeAtSeveralMTUs() throws {
-        var rng = RTPTestRNG(seed: 0x7741)
+        var rng = SeededRandom(seed: 0x7741)
         var stream = RTPStream(ssrc: 0x1234_5678, payloadType: 96, clockRate: 90_000,
                                initialSequenceNumber: 65_530, timestampOffset: 0xFFFF_FF00)
         var packetizer = VP8Packetizer(initialPictureID: 0x7FF0)

@@ -4,6 +4,7 @@ import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
 import RTCShareRTP
+import TestSupport
 import Testing
 
 /// The sender's side of feedback, over real loopback sockets and real SRTP: a test socket plays
@@ -113,7 +114,7 @@ import Testing
         let (sequence, original) = try #require(receiver.lost.first)
         #expect(packets.count >= 5 && !packets.contains { $0.0.sequenceNumber == sequence })
         try receiver.sendRTCP(try nack(sink, [sequence]))
-        usleep(20_000)
+        #expect(Tools.waitReadable(sink.descriptors, timeout: 2), "the feedback never reached the sink")
         let requests = try sink.service(at: MonotonicClock.now())
         #expect(!requests.keyframe)
         // Captured raw: the resend is the lost packet (same RTP header, same SRTP keystream, so
@@ -153,7 +154,7 @@ import Testing
         let packets = try sendFrame(sink, receiver)
         let lost = packets[1]
         try receiver.sendRTCP(try nack(sink, [lost.0.sequenceNumber]))
-        usleep(20_000)
+        #expect(Tools.waitReadable(sink.descriptors, timeout: 2), "the feedback never reached the sink")
         _ = try sink.service(at: MonotonicClock.now())
         let resent = try receiver.readRTP()
         let rtxSSRC = try #require(sink.rtx?.ssrc)
@@ -173,7 +174,7 @@ import Testing
         let first = try sendFrame(sink, receiver)
         for i in 1..<20 { _ = try sendFrame(sink, receiver, timestamp: UInt32(9000 + i * 4500)) }
         try receiver.sendRTCP(try nack(sink, [first[0].0.sequenceNumber]))
-        usleep(20_000)
+        #expect(Tools.waitReadable(sink.descriptors, timeout: 2), "the feedback never reached the sink")
         let requests = try sink.service(at: MonotonicClock.now())
         #expect(requests.keyframe)
         #expect(sink.transportStats?.retransmitsMissed == 1)
@@ -185,12 +186,12 @@ import Testing
         let (sink, _) = try makeSink(receiver)
         _ = try sendFrame(sink, receiver)
         try receiver.sendRTCP(try RTCPPictureLossIndication(sender: 1, media: sink.video.ssrc).serialized())
-        usleep(20_000)
+        #expect(Tools.waitReadable(sink.descriptors, timeout: 2), "the feedback never reached the sink")
         #expect(try sink.service(at: MonotonicClock.now()).keyframe)
         #expect(try !sink.service(at: MonotonicClock.now()).keyframe, "one request, one keyframe")
         try receiver.sendRTCP(try RTCPFullIntraRequest(sender: 1, entries: [RTCPFIREntry(ssrc: sink.video.ssrc, sequenceNumber: 1)]).serialized())
         try receiver.sendRTCP(try RTCPREMB(sender: 1, bitrate: 300_000, ssrcs: [sink.video.ssrc]).serialized())
-        usleep(20_000)
+        #expect(Tools.waitReadable(sink.descriptors, timeout: 2), "the feedback never reached the sink")
         let requests = try sink.service(at: MonotonicClock.now())
         #expect(requests.keyframe)
         #expect(requests.bitrateCeilingKbps == 300)
@@ -208,7 +209,7 @@ import Testing
                                     extendedHighestSequence: 100, jitter: 900, lastSenderReport: sentAt.middle32,
                                     delaySinceLastSenderReport: 655)  // 10 ms in 1/65536 s
         try receiver.sendRTCP(try RTCPReceiverReport(ssrc: 1, reportBlocks: [block]).serialized())
-        usleep(20_000)
+        #expect(Tools.waitReadable(sink.descriptors, timeout: 2), "the feedback never reached the sink")
         let requests = try sink.service(at: MonotonicClock.now())
         #expect(requests.videoFractionLost == 64, "the loss goes to the session's rate controller")
         #expect(try sink.service(at: MonotonicClock.now()).videoFractionLost == nil, "once per report")
@@ -234,7 +235,7 @@ import Testing
         }
         // Well authenticated but with a length running past its end.
         try receiver.sendRTCP([0x81, 0xCE, 0x00, 0x09] + Array(pli[4...]))
-        usleep(30_000)
+        #expect(Tools.waitReadable(sink.descriptors, timeout: 2), "the datagrams never reached the sink")
         let requests = try sink.service(at: MonotonicClock.now())
         #expect(!requests.keyframe, "nothing forged or malformed is acted on")
         let stats = try #require(sink.transportStats)

@@ -5,6 +5,7 @@ import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
 import RTCShareRTP
+import TestSupport
 import Testing
 
 /// The built-in receiver over real loopback sockets and real SRTP: a test sender encodes
@@ -289,11 +290,8 @@ import Testing
         let running = Running(session)
         let sender = try TestSender(key: key, receiver: session.videoAddress)
         sender.insecure = true
-        var seed = UInt64(0x5EED)
-        func next() -> UInt64 {
-            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return seed >> 33
-        }
+        var random = SeededRandom(seed: 0x5EED)
+        func next() -> UInt64 { random.next() >> 33 }
         for i in 0..<20 {
             try sender.sendFrame(i)
             for _ in 0..<20 {
@@ -317,9 +315,12 @@ import Testing
             }
             // Drain whatever the receiver sent back (plain RTCP here).
             while case .datagram = sender.socket.receive(into: sender.buffer) {}
+            // Paced on purpose, 400 datagrams a second: a sender the receiver keeps up with, so
+            // the socket's buffer never overflows and every datagram reaches the parsers.
             usleep(5_000)
         }
-        usleep(200_000)
+        // Stopped once the receiver has read everything sent (its socket's queue is empty).
+        #expect(waitUntil(timeout: 5) { Tools.udpReceiveQueueBytes(port: session.videoAddress.port) == 0 })
         let report = try running.finish()
         #expect(report.malformed + report.framesIncomplete + report.framesUndecodable + report.packetsDuplicate > 0)
         #expect(report.frames >= 1)

@@ -1,6 +1,7 @@
 import RTCShareDTLS
 import RTCShareICE
 import RTCShareWHIP
+import TestSupport
 import Testing
 @testable import RTCShare
 
@@ -9,14 +10,6 @@ import Testing
 /// events become the offer's candidates and one log line, and the offer says `typ srflx raddr
 /// … rport …` beside the host candidate, with the srflx candidate as the default.
 @Suite struct ServerReflexiveOfferTests {
-    struct SeededRandom: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return state ^ (state >> 29)
-        }
-    }
-
     static let host = try! ICEAddress(parsing: "10.0.0.1:5000")
     static let server = try! ICEAddress(parsing: "203.0.113.1:3478")
     static let natted = try! ICEAddress(parsing: "198.51.100.20:61000")
@@ -26,7 +19,7 @@ import Testing
     static func gather(answerDelay: ICEDuration?) throws -> (ICEAgent<SeededRandom>, ServerReflexiveGathering) {
         var config = ICEConfiguration()
         config.stunServers = [server]
-        var agent = ICEAgent(configuration: config, random: SeededRandom(state: 7))
+        var agent = ICEAgent(configuration: config, random: SeededRandom(seed: 7))
         agent.addHostCandidate(host)
         var report = ServerReflexiveGathering()
         var now = ICETime.zero

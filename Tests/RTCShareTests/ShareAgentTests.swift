@@ -3,6 +3,7 @@ import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
 import Synchronization
+import TestSupport
 import Testing
 @testable import RTCShare
 
@@ -34,7 +35,7 @@ import Testing
                                             strides: [320 * 4], orientation: orientation))
             }
             results.append(result)
-            usleep(50_000)
+            usleep(50_000)  // the pushing host's frame rate: the pacing is what is under test
         }
         return results
     }
@@ -46,7 +47,7 @@ import Testing
         let agent = try ShareAgent(configuration: Self.pushedConfiguration(ivf: ivf)) { log.append($0) }
         #expect(Self.push(agent, count: 1) == [.notRunning], "before start nothing is taken")
         try agent.start()
-        usleep(100_000)
+        #expect(waitUntil(timeout: 5) { log.all.contains(.started) }, "\(log.all)")
         let running = Self.push(agent, count: 20)
         agent.pause()
         let whilePaused = Self.push(agent, count: 10)
@@ -72,10 +73,13 @@ import Testing
     }
 
     @Test func badPushesAreRefusedNotFatal() throws {
-        let agent = try ShareAgent(configuration: Self.pushedConfiguration(ivf: "/tmp/rtcshare-agent-bad-\(getpid()).ivf"))
+        let log = EventLog()
+        let agent = try ShareAgent(configuration: Self.pushedConfiguration(ivf: "/tmp/rtcshare-agent-bad-\(getpid()).ivf")) {
+            log.append($0)
+        }
         defer { unlink("/tmp/rtcshare-agent-bad-\(getpid()).ivf") }
         try agent.start()
-        usleep(100_000)
+        #expect(waitUntil(timeout: 5) { log.all.contains(.started) }, "\(log.all)")
         let pixels = [UInt8](repeating: 0, count: 1920 * 1080 * 4)
         let results: [PushResult] = pixels.withUnsafeBytes { raw in
             [

@@ -21,6 +21,8 @@ import Testing
         let budget = try MemoryBudget(capBytes: plan.budgetBytes)
         let log = EventLog()
         let session = ShareSession(configuration: config) { log.append($0) }
+        // Fixed waits on purpose: the host acts one and two seconds into the share, and the frame
+        // count expected is that of a 2 s share.
         let controller = WorkerThread.start(name: "test-host") {
             usleep(1_000_000)
             session.requestKeyframe()

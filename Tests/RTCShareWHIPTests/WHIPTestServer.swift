@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import RTCShareWHIP
 
@@ -33,15 +34,16 @@ final class WHIPTestServer: Sendable {
         }())
         p.standardInput = FileHandle.nullDevice
         try p.run()
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline && p.isRunning {
-            if let text = try? String(contentsOfFile: portFile, encoding: .utf8),
-               let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
-                self.port = port
-                self.process = p
-                return
-            }
-            usleep(50_000)
+        var announced: Int?
+        waitUntil(timeout: 20, interval: 0.05) {
+            announced = (try? String(contentsOfFile: portFile, encoding: .utf8))
+                .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            return announced != nil || !p.isRunning
+        }
+        if let announced {
+            port = announced
+            process = p
+            return
         }
         let err = (try? String(contentsOf: dir.appendingPathComponent("stderr"), encoding: .utf8)) ?? ""
         if p.isRunning { p.terminate() }

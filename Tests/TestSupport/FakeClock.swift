@@ -2,19 +2,19 @@ import RTCShareMedia
 
 /// The tests' stand-in for the monotonic clock: time moves only when a test moves it, and never
 /// backwards. It starts well away from zero so timestamps derived from it are not trivially small.
-struct FakeClock {
-    private(set) var now: MediaTime
+public struct FakeClock: Sendable {
+    public private(set) var now: MediaTime
 
-    init(start: MediaTime = .seconds(1_000)) {
+    public init(start: MediaTime = .seconds(1_000)) {
         now = start
     }
 
-    mutating func advance(to time: MediaTime) {
+    public mutating func advance(to time: MediaTime) {
         precondition(time >= now, "the fake clock only moves forward")
         now = time
     }
 
-    mutating func advance(by duration: MediaDuration) {
+    public mutating func advance(by duration: MediaDuration) {
         advance(to: now + duration)
     }
 }

@@ -1,0 +1,78 @@
+/// One direction of a simulated network path in fake time: each datagram sent is lost (the
+/// link is down, its index is listed, or a seeded draw falls under `loss`) or arrives
+/// `delay` later, in the order sent. Two endpoints in one process talk over a pair of these,
+/// with no sockets and no sleeps, and the same seed loses the same datagrams.
+///
+/// Invariants: one draw per datagram sent while the link is up and its index is not listed (no
+/// draw otherwise), so a seed's sequence of decisions depends only on what was sent; the delay
+/// is fixed, so what is in flight is always in arrival order.
+public struct LossyLink<Instant: SimulatedInstant, Payload> {
+    /// How a datagram's loss is drawn. Two forms, because seeded tests were written against
+    /// each and a different draw would lose different datagrams: a whole percentage drawn as an
+    /// integer in 0..<100 (the RTP simulations) or a probability drawn as a `Double` in 0..<1
+    /// (the ICE simulation).
+    public enum Loss: Sendable {
+        case percent(Int)
+        case probability(Double)
+    }
+
+    public var delay: Instant.Interval
+    public var loss: Loss
+    /// Indices (counting every datagram sent, from 0) lost whatever the draw.
+    public var loseIndices: Set<Int> = []
+    /// Everything is lost, with no draw: a peer that went away.
+    public var isDown = false
+    /// Datagrams sent, and of those lost.
+    public private(set) var sent = 0
+    public private(set) var lost = 0
+    private var random: SeededRandom
+    private var inFlight: [(at: Instant, payload: Payload)] = []
+
+    public init(delay: Instant.Interval, loss: Loss = .percent(0), seed: UInt64) {
+        self.delay = delay
+        self.loss = loss
+        random = SeededRandom(seed: seed)
+    }
+
+    /// Decides the fate of the next datagram sent, counting it: true if it is lost. For a
+    /// caller that drops some datagrams itself after the link's decision (an address nobody
+    /// answers on) and then `carry`s the rest.
+    public mutating func losesNext() -> Bool {
+        defer { sent += 1 }
+        if isDown || loseIndices.contains(sent) || drawsLoss() {
+            lost += 1
+            return true
+        }
+        return false
+    }
+
+    private mutating func drawsLoss() -> Bool {
+        switch loss {
+        case .percent(let p): Int.random(in: 0..<100, using: &random) < p
+        case .probability(let p): Double.random(in: 0..<1, using: &random) < p
+        }
+    }
+
+    /// Puts `payload` in flight, arriving `delay` after `now` (no loss decided here).
+    public mutating func carry(_ payload: Payload, from now: Instant) {
+        inFlight.append((now + delay, payload))
+    }
+
+    /// Sends `payload` at `now`; returns whether it will arrive.
+    @discardableResult
+    public mutating func send(_ payload: Payload, at now: Instant) -> Bool {
+        if losesNext() { return false }
+        carry(payload, from: now)
+        return true
+    }
+
+    /// When the next datagram in flight arrives, if any is.
+    public var nextArrival: Instant? { inFlight.first?.at }
+
+    /// Takes the datagrams that have arrived by `now`, in the order sent.
+    public mutating func arrivals(until now: Instant) -> [Payload] {
+        let due = inFlight.prefix { $0.at <= now }.map(\.payload)
+        inFlight.removeFirst(due.count)
+        return due
+    }
+}
