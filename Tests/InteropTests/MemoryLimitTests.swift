@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RTCShareIO
+import TestSupport
 import Testing
 
 /// The 50 MiB promise under the kernel's own limit: a 1280x720@20 share with audio runs for a
