@@ -1,6 +1,8 @@
 import CCore
+import Glibc
 
-/// Why a CCore call failed: the one mapping point from `ccore_status` to Swift.
+/// Why a core operation failed: a CCore call (this is the one mapping point from
+/// `ccore_status` to Swift), or a read from a `ByteSource`.
 public enum CoreError: Error, Equatable, CustomStringConvertible {
     /// An argument was out of range or inconsistent.
     case invalidArgument
@@ -14,6 +16,8 @@ public enum CoreError: Error, Equatable, CustomStringConvertible {
     case busy
     /// A status this layer does not know (never expected).
     case unknown(Int32)
+    /// A `ByteSource` could not be read: what it reads (a path) and the C error number.
+    case readFailed(source: String, errno: Int32)
 
     /// Maps a failing status; returns nil for the two success statuses.
     init?(status: ccore_status) {
@@ -41,6 +45,7 @@ public enum CoreError: Error, Equatable, CustomStringConvertible {
         case .bufferTooSmall: "buffer too small"
         case .busy: "still in use"
         case .unknown(let raw): "unexpected status \(raw)"
+        case .readFailed(let source, let errno): "read \(source): \(String(cString: strerror(errno)))"
         }
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+import RTCShareCore
 @testable import RTCShareICE
 
 /// Two agents over a simulated link with a fake clock: connecting, loss, failure, consent,

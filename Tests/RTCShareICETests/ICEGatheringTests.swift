@@ -1,4 +1,5 @@
 import Testing
+import RTCShareCore
 @testable import RTCShareICE
 
 /// Server-reflexive gathering before the checks start (what a WHIP offer needs), with a fake

@@ -1,3 +1,4 @@
+import RTCShareCore
 @testable import RTCShareICE
 
 /// Two agents in one process over a simulated link: a fake clock, fixed one-way latency and

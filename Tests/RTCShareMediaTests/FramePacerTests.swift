@@ -1,4 +1,5 @@
 import Testing
+import RTCShareCore
 @testable import RTCShareMedia
 
 private typealias Pacer = FramePacerStateMachine
