@@ -1,3 +1,5 @@
+import RTCShareCore
+
 // Sender and receiver reports, SDES and BYE (RFC 3550 §6.4–6.6), and the compound a sender
 // sends every reporting interval (SR + SDES CNAME, + BYE when it stops).
 
@@ -72,12 +74,13 @@ public struct RTCPReportBlock: Equatable, Sendable {
         self.delaySinceLastSenderReport = delaySinceLastSenderReport
     }
 
-    init(reading r: RTCPReader, at p: Int) {
-        let word = r.u32(p + 4)
+    init(reading r: RTPReader, at p: Int) throws(RTPError) {
+        let word = try r.u32(at: p + 4)
         // Shift the 24-bit field to the top and back: arithmetic shift sign-extends it.
-        self.init(ssrc: r.u32(p), fractionLost: UInt8(truncatingIfNeeded: word >> 24),
-                  cumulativeLost: Int32(bitPattern: word << 8) >> 8, extendedHighestSequence: r.u32(p + 8),
-                  jitter: r.u32(p + 12), lastSenderReport: r.u32(p + 16), delaySinceLastSenderReport: r.u32(p + 20))
+        self.init(ssrc: try r.u32(at: p), fractionLost: UInt8(truncatingIfNeeded: word >> 24),
+                  cumulativeLost: Int32(bitPattern: word << 8) >> 8, extendedHighestSequence: try r.u32(at: p + 8),
+                  jitter: try r.u32(at: p + 12), lastSenderReport: try r.u32(at: p + 16),
+                  delaySinceLastSenderReport: try r.u32(at: p + 20))
     }
 
     func write(_ w: inout RTCPWriter) {
