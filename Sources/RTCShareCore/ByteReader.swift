@@ -124,6 +124,16 @@ public struct ByteReader<Failure: ByteReaderFailure> {
     @inlinable @inline(__always)
     public func u32(at offset: Int) throws(Failure) -> UInt32 { UInt32(bigEndian: try load(at: offset, UInt32.self)) }
 
+    /// The `count` bytes at `offset` from the start, borrowed, without moving: a fixed-size
+    /// structure checked once, then read with its own reader whose checks fold away.
+    @inlinable @inline(__always)
+    public func bytes(at offset: Int, count: Int) throws(Failure) -> UnsafeRawBufferPointer {
+        guard offset >= 0, count >= 0, offset <= bytes.count &- count else {
+            throw Failure.readPastEnd(offset: offset, needed: count, available: max(0, bytes.count &- offset))
+        }
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset &+ count)])
+    }
+
     /// Moves past `count` bytes without reading them.
     @inlinable @inline(__always)
     public mutating func skip(_ count: Int) throws(Failure) {

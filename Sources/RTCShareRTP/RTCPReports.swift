@@ -75,12 +75,13 @@ public struct RTCPReportBlock: Equatable, Sendable {
     }
 
     init(reading r: RTPReader, at p: Int) throws(RTPError) {
-        let word = try r.u32(at: p + 4)
+        var b = RTPReader(try r.bytes(at: p, count: Self.byteCount))
+        let ssrc = try b.u32()
+        let word = try b.u32()
         // Shift the 24-bit field to the top and back: arithmetic shift sign-extends it.
-        self.init(ssrc: try r.u32(at: p), fractionLost: UInt8(truncatingIfNeeded: word >> 24),
-                  cumulativeLost: Int32(bitPattern: word << 8) >> 8, extendedHighestSequence: try r.u32(at: p + 8),
-                  jitter: try r.u32(at: p + 12), lastSenderReport: try r.u32(at: p + 16),
-                  delaySinceLastSenderReport: try r.u32(at: p + 20))
+        self.init(ssrc: ssrc, fractionLost: UInt8(truncatingIfNeeded: word >> 24),
+                  cumulativeLost: Int32(bitPattern: word << 8) >> 8, extendedHighestSequence: try b.u32(),
+                  jitter: try b.u32(), lastSenderReport: try b.u32(), delaySinceLastSenderReport: try b.u32())
     }
 
     func write(_ w: inout RTCPWriter) {
