@@ -29,6 +29,7 @@ public struct ByteWriter<Failure: ByteWriterFailure> {
     /// Where the next write goes; always in `0...buffer.count`.
     @inlinable @inline(__always)
     public var offset: Int { position }
+
     /// Where the first write that did not fit was to go (-1: none yet), and its size; once
     /// one has not fitted, later writes are dropped.
     @usableFromInline
@@ -42,7 +43,7 @@ public struct ByteWriter<Failure: ByteWriterFailure> {
     public init(_ buffer: UnsafeMutableRawBufferPointer, at offset: Int = 0) {
         self.buffer = buffer
         self.position = min(max(offset, 0), buffer.count)
-        self.failedAt = offset >= 0 && offset <= buffer.count ? -1 : offset
+        self.failedAt = offset >= 0 && offset <= buffer.count ? -1 : max(offset, 0)
         self.failedNeeded = 0
     }
 
@@ -137,7 +138,7 @@ public struct ByteWriter<Failure: ByteWriterFailure> {
     public mutating func seek(to offset: Int) {
         guard failedAt < 0 else { return }
         guard offset >= 0, offset <= buffer.count else {
-            failedAt = offset
+            failedAt = max(offset, 0)
             failedNeeded = 0
             return
         }
