@@ -1,3 +1,4 @@
+import RTCShareCore
 import RTCShareMedia
 
 /// A run of captured PCM an `AudioInput` hands to the pipeline; the samples are borrowed for

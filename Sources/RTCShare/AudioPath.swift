@@ -1,3 +1,4 @@
+import RTCShareCore
 import RTCShareMedia
 
 /// The audio side of a share as the run loop drives it: capture (a tone, a file, a producer's

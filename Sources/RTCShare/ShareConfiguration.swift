@@ -1,3 +1,4 @@
+import RTCShareCore
 import RTCShareMedia
 
 /// What a share sends and how: the settings the CLI and embedders fill in.

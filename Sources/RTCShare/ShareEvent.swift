@@ -1,3 +1,4 @@
+import RTCShareCore
 import RTCShareRTP
 import RTCShareMedia
 

@@ -1,3 +1,4 @@
+import RTCShareCore
 import RTCShareICE
 import RTCShareIO
 import RTCShareMedia
@@ -12,31 +13,30 @@ extension WHIPSink {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
         defer { buffer.deallocate() }
         let start = MonotonicClock.now()
-        let hardStop = start + .microseconds(ice.configuration.gatheringTimeout.microseconds + 200_000)
-        func iceTime(_ t: MediaTime) -> ICETime { ICETime(microseconds: t.microseconds) }
+        let hardStop = start + (ice.configuration.gatheringTimeout + .milliseconds(200))
         var now = start
-        ice.gather(at: iceTime(now))
+        ice.gather(at: now)
         while true {
             while let t = ice.pollTransmit(into: buffer) {
                 _ = socket.send(UnsafeRawBufferPointer(rebasing: buffer[0..<t.count]), to: socketAddress(t.destination))
             }
             while let event = ice.pollEvent() { report.note(event) }
             if ice.isGatheringComplete || now >= hardStop { break }
-            let wake = ice.nextDeadline.map { min(MediaTime(microseconds: $0.microseconds), hardStop) } ?? hardStop
+            let wake = ice.nextDeadline.map { min($0, hardStop) } ?? hardStop
             if socket.waitReadable(timeoutMicroseconds: (wake - now).microseconds) {
                 now = MonotonicClock.now()
                 for _ in 0..<64 {
                     guard case .datagram(let count, let from) = socket.receive(into: buffer) else { break }
                     guard let source = iceAddress(from),
                           ice.handle(UnsafeRawBufferPointer(rebasing: buffer[0..<min(count, buffer.count)]), from: source,
-                                     at: iceTime(now)) else {
+                                     at: now) else {
                         report.otherDatagrams += 1
                         continue
                     }
                 }
             }
             now = MonotonicClock.now()
-            ice.tick(at: iceTime(now))
+            ice.tick(at: now)
         }
         report.elapsedMicroseconds = (now - start).microseconds
         return report

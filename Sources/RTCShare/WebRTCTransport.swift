@@ -60,11 +60,9 @@ public final class WebRTCTransport<Random: RandomNumberGenerator> {
 
     deinit { scratch.deallocate() }
 
-    private static func iceTime(_ t: MediaTime) -> ICETime { ICETime(microseconds: t.microseconds) }
-
     /// Starts the ICE checks.
     public func start(at now: MediaTime, transmit: (UnsafeRawBufferPointer, ICEAddress) -> Void) {
-        ice.start(at: Self.iceTime(now))
+        ice.start(at: now)
         drain(at: now, transmit: transmit)
     }
 
@@ -74,7 +72,7 @@ public final class WebRTCTransport<Random: RandomNumberGenerator> {
         guard count > 0, count <= datagram.count else { return }
         switch datagram[0] {
         case 0...3:
-            if !ice.handle(UnsafeRawBufferPointer(rebasing: datagram[0..<count]), from: source, at: Self.iceTime(now)) {
+            if !ice.handle(UnsafeRawBufferPointer(rebasing: datagram[0..<count]), from: source, at: now) {
                 unknownDatagrams += 1
             }
         case 20...63:
@@ -90,7 +88,7 @@ public final class WebRTCTransport<Random: RandomNumberGenerator> {
 
     /// Runs the timers that are due (ICE checks and consent, DTLS retransmission, RTCP).
     public func tick(at now: MediaTime, transmit: (UnsafeRawBufferPointer, ICEAddress) -> Void) {
-        ice.tick(at: Self.iceTime(now))
+        ice.tick(at: now)
         if let due = dtlsDeadline, due <= now {
             dtlsDeadline = nil
             dtls.handleTimeout()
@@ -137,7 +135,7 @@ public final class WebRTCTransport<Random: RandomNumberGenerator> {
 
     /// When `tick` has something to do next.
     public var nextDeadline: MediaTime? {
-        var earliest = ice.nextDeadline.map { MediaTime(microseconds: $0.microseconds) }
+        var earliest = ice.nextDeadline
         for candidate in [dtlsDeadline, state == .connected ? sender.nextDeadline : nil] {
             if let c = candidate, earliest == nil || c < earliest! { earliest = c }
         }

@@ -1,5 +1,6 @@
 import CXCB
 import Glibc
+import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
 

@@ -1,6 +1,9 @@
 import CCore
+import Glibc
 
-/// Why a CCore call failed: the one mapping point from `ccore_status` to Swift.
+/// Why a core operation failed: a CCore call (this is the one mapping point from
+/// `ccore_status` to Swift), a read from a `ByteSource`, or a `ByteReader`/`ByteWriter` that
+/// ran out of bytes. Wire formats turn the last two into their own errors at their edge.
 public enum CoreError: Error, Equatable, CustomStringConvertible {
     /// An argument was out of range or inconsistent.
     case invalidArgument
@@ -14,6 +17,12 @@ public enum CoreError: Error, Equatable, CustomStringConvertible {
     case busy
     /// A status this layer does not know (never expected).
     case unknown(Int32)
+    /// A `ByteSource` could not be read: what it reads (a path) and the C error number.
+    case readFailed(source: String, errno: Int32)
+    /// A `ByteReader` was asked for `needed` bytes at `offset` with only `available` left.
+    case readPastEnd(offset: Int, needed: Int, available: Int)
+    /// A `ByteWriter` had to write `needed` bytes at `offset` into a buffer of `available`.
+    case writePastEnd(offset: Int, needed: Int, available: Int)
 
     /// Maps a failing status; returns nil for the two success statuses.
     init?(status: ccore_status) {
@@ -41,6 +50,11 @@ public enum CoreError: Error, Equatable, CustomStringConvertible {
         case .bufferTooSmall: "buffer too small"
         case .busy: "still in use"
         case .unknown(let raw): "unexpected status \(raw)"
+        case .readFailed(let source, let errno): "read \(source): \(String(cString: strerror(errno)))"
+        case .readPastEnd(let offset, let needed, let available):
+            "\(needed) bytes at offset \(offset) run past the end (\(available) left)"
+        case .writePastEnd(let offset, let needed, let available):
+            "\(needed) bytes at offset \(offset) do not fit a buffer of \(available)"
         }
     }
 }

@@ -12,7 +12,10 @@
 //     } DTLSCiphertext;
 //
 // Records whose framing is right but whose contents are not (bad MAC, unexpected message) are
-// still OpenSSL's to judge.
+// still OpenSSL's to judge. Read with the core's bounds-checked `ByteReader`: a record whose
+// length runs past the datagram is a read that fails, and the datagram is not well framed.
+
+import RTCShareCore
 
 enum DTLSRecordFraming {
     static let headerBytes = 13
@@ -20,15 +23,16 @@ enum DTLSRecordFraming {
 
     /// Whether `datagram` is one or more whole DTLS records and nothing else.
     static func isWellFramed(_ datagram: UnsafeRawBufferPointer) -> Bool {
-        var offset = 0
-        while offset < datagram.count {
-            guard datagram.count - offset >= headerBytes else { return false }
-            let type = datagram[offset]
-            guard (20...23).contains(type), datagram[offset + 1] == 254 else { return false }
-            let length = Int(datagram[offset + 11]) << 8 | Int(datagram[offset + 12])
-            guard length <= maximumFragmentBytes, length <= datagram.count - offset - headerBytes else { return false }
-            offset += headerBytes + length
+        var r = ByteReader<CoreError>(datagram)
+        while !r.isAtEnd {
+            guard r.remaining >= headerBytes,
+                  let type = try? r.u8(), (20...23).contains(type),
+                  let major = try? r.u8(), major == 254,
+                  (try? r.skip(headerBytes - 4)) != nil,  // minor version, epoch, sequence number
+                  let length = try? r.u16(), length <= maximumFragmentBytes,
+                  (try? r.skip(Int(length))) != nil
+            else { return false }
         }
-        return offset > 0
+        return r.offset > 0
     }
 }

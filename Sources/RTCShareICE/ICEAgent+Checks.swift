@@ -2,6 +2,8 @@
 // and the failure and nomination decisions that follow (RFC 8445 §6.1.2–§6.1.4, §7.2, §8.1;
 // RFC 5389 §7.2.1 for retransmission).
 
+import RTCShareCore
+
 extension ICEAgent {
     /// Pairs a local candidate (by its base) with a remote one of the same family.
     mutating func addPair(local l: Int, remote r: Int) {
@@ -45,7 +47,7 @@ extension ICEAgent {
     }
 
     /// Starts at most one new transaction per Ta.
-    mutating func startPacedTransaction(at now: ICETime) {
+    mutating func startPacedTransaction(at now: MediaTime) {
         guard now >= nextPacing, hasTransactionToStart else { return }
         nextPacing = now + configuration.pacing
         if state == .checking || state == .connected, remoteCredentials != nil, !triggered.isEmpty {
@@ -72,7 +74,7 @@ extension ICEAgent {
     }
 
     /// RTO for a new check (RFC 8445 §14.3).
-    var checkRTO: ICEDuration {
+    var checkRTO: MediaDuration {
         let active = Int64(pairs.filter { $0.state == .waiting || $0.state == .inProgress }.count)
         return max(configuration.minimumRTO, configuration.pacing * active)
     }
@@ -94,7 +96,7 @@ extension ICEAgent {
                              source: locals[pair.local].base))
     }
 
-    mutating func sendCheck(_ p: Int, useCandidate: Bool, at now: ICETime) {
+    mutating func sendCheck(_ p: Int, useCandidate: Bool, at now: MediaTime) {
         let rto = checkRTO
         let (id, o) = checkRequest(p, useCandidate: useCandidate)
         pairs[p].state = .inProgress
@@ -104,7 +106,7 @@ extension ICEAgent {
     }
 
     /// Sends the first transmission of `tx` and schedules the rest (RFC 5389 §7.2.1).
-    mutating func begin(_ tx: Transaction, at now: ICETime) {
+    mutating func begin(_ tx: Transaction, at now: MediaTime) {
         var t = tx
         t.initialRTO = t.rto
         outgoing.append(t.outgoing)
@@ -113,7 +115,7 @@ extension ICEAgent {
         transactions.append(t)
     }
 
-    func schedule(_ t: inout Transaction, sentAt now: ICETime) {
+    func schedule(_ t: inout Transaction, sentAt now: MediaTime) {
         if t.retransmits && t.transmissions < configuration.maxTransmissions {
             t.nextRetransmit = now + t.rto
             t.rto = t.rto * 2
@@ -125,7 +127,7 @@ extension ICEAgent {
     }
 
     /// Retransmits what is due and times out what has waited long enough.
-    mutating func runTransactions(at now: ICETime) {
+    mutating func runTransactions(at now: MediaTime) {
         var i = 0
         while i < transactions.count {
             if transactions[i].retransmits && transactions[i].nextRetransmit <= now {
@@ -170,7 +172,7 @@ extension ICEAgent {
     }
 
     /// A check of pair `p` succeeded: the pair is valid (§7.2.5.3).
-    mutating func checkSucceeded(_ p: Int, useCandidate: Bool, mapped: ICEAddress?, at now: ICETime) {
+    mutating func checkSucceeded(_ p: Int, useCandidate: Bool, mapped: ICEAddress?, at now: MediaTime) {
         pairs[p].state = .succeeded
         pairs[p].transaction = nil
         // §7.2.5.3.3: unfreeze the pairs of the same foundation.
@@ -215,7 +217,7 @@ extension ICEAgent {
     }
 
     /// Nominates pair `p`: ICE is connected; checks stop, consent starts.
-    mutating func select(_ p: Int, at now: ICETime) {
+    mutating func select(_ p: Int, at now: MediaTime) {
         guard state == .checking else { return }
         let pair = pairs[p]
         let local = locals.last { $0.base == locals[pair.local].base && $0.candidate.type == .peerReflexive }

@@ -4,8 +4,10 @@
 // address renews consent (as does a check response on that pair). `consentTimeout` after the
 // last renewal, consent is lost: the owner must stop sending.
 
+import RTCShareCore
+
 extension ICEAgent {
-    mutating func runConsent(at now: ICETime) {
+    mutating func runConsent(at now: MediaTime) {
         guard state == .connected, let p = selectedPairIndex else { return }
         if now - lastConsent >= configuration.consentTimeout {
             state = .consentLost
@@ -22,9 +24,9 @@ extension ICEAgent {
     }
 
     /// `consentInterval` × uniform(0.8, 1.2).
-    mutating func consentSpacing() -> ICEDuration {
+    mutating func consentSpacing() -> MediaDuration {
         let mean = configuration.consentInterval.microseconds
         let spread = mean / 5
-        return ICEDuration(microseconds: mean - spread + Int64.random(in: 0...(2 * spread), using: &random))
+        return MediaDuration(microseconds: mean - spread + Int64.random(in: 0...(2 * spread), using: &random))
     }
 }

@@ -16,6 +16,8 @@
 // preference; foundation per (type, base IP, server IP); a mapped address equal to the base
 // (no NAT between us and the server) or to a candidate we have is redundant and not added.
 
+import RTCShareCore
+
 /// One gathering request waiting for its turn (one new transaction per Ta).
 struct PendingGathering: Equatable {
     var base: ICEAddress
@@ -28,7 +30,7 @@ extension ICEAgent {
     /// `tick` at `nextDeadline`, until `gatheringComplete` (at most `gatheringTimeout` from
     /// `now`). Without STUN servers `gatheringComplete` comes at once. Does nothing once
     /// gathering or the checks have started.
-    public mutating func gather(at now: ICETime) {
+    public mutating func gather(at now: MediaTime) {
         guard state == .new, !gatheringStarted else { return }
         beginGathering(at: now)
         startPacedTransaction(at: now)  // the first request goes out now, not at the first tick
@@ -37,7 +39,7 @@ extension ICEAgent {
     /// Whether gathering has finished (answered, failed or given up everywhere).
     public var isGatheringComplete: Bool { gatheringReported }
 
-    mutating func beginGathering(at now: ICETime) {
+    mutating func beginGathering(at now: MediaTime) {
         gatheringStarted = true
         gatheringDeadline = now + configuration.gatheringTimeout
         for l in locals where l.candidate.type == .host { queueGathering(from: l.base) }
@@ -58,7 +60,7 @@ extension ICEAgent {
         }
     }
 
-    mutating func sendGathering(_ request: PendingGathering, at now: ICETime) {
+    mutating func sendGathering(_ request: PendingGathering, at now: MediaTime) {
         if gatheringDeadline == nil { gatheringDeadline = now + configuration.gatheringTimeout }
         let id = STUNTransactionID(using: &random)
         var attributes: [STUNAttribute] = []
@@ -72,14 +74,14 @@ extension ICEAgent {
     }
 
     /// Gives up what is unanswered (or unsent) once the round's deadline has passed.
-    mutating func expireGathering(at now: ICETime) {
+    mutating func expireGathering(at now: MediaTime) {
         guard !gatheringReported, let deadline = gatheringDeadline, now >= deadline else { return }
         let waited = configuration.gatheringTimeout
         var i = 0
         while i < transactions.count {
             if case .gather(let base) = transactions[i].kind {
                 let tx = transactions.remove(at: i)
-                gatheringFailed(server: tx.outgoing.destination, base: base, reason: "no answer within \(waited)")
+                gatheringFailed(server: tx.outgoing.destination, base: base, reason: "no answer within \(waited.iceText)")
             } else {
                 i += 1
             }
@@ -87,7 +89,7 @@ extension ICEAgent {
         let unsent = pendingGathering
         pendingGathering.removeAll()
         for request in unsent {
-            gatheringFailed(server: request.server, base: request.base, reason: "not asked within \(waited)")
+            gatheringFailed(server: request.server, base: request.base, reason: "not asked within \(waited.iceText)")
         }
         reportGatheringIfDone()
     }

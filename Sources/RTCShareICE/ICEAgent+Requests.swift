@@ -2,9 +2,11 @@
 // for short-term authentication). Nothing a datagram holds can make the agent trap or fail:
 // what does not authenticate is dropped and counted.
 
+import RTCShareCore
+
 extension ICEAgent {
     mutating func handleRequest(_ parsed: STUNParsedMessage, _ bytes: UnsafeRawBufferPointer,
-                                from source: ICEAddress, local: ICEAddress?, at now: ICETime) {
+                                from source: ICEAddress, local: ICEAddress?, at now: MediaTime) {
         counters.requestsReceived += 1
         let m = parsed.message
         // USERNAME is "<our ufrag>:<theirs>"; MESSAGE-INTEGRITY is keyed with our password.
@@ -96,7 +98,7 @@ extension ICEAgent {
     }
 
     mutating func handleResponse(_ parsed: STUNParsedMessage, _ bytes: UnsafeRawBufferPointer,
-                                 from source: ICEAddress, at now: ICETime) {
+                                 from source: ICEAddress, at now: MediaTime) {
         counters.responsesReceived += 1
         let m = parsed.message
         guard let t = transactions.firstIndex(where: { $0.id == m.transactionID }) else {

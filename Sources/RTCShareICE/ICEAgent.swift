@@ -29,6 +29,8 @@
 //   our side) names a peer-reflexive local candidate with that same base, so media goes out the
 //   same way; it is kept as the selected pair's `local`.
 
+import RTCShareCore
+
 /// An ICE agent; `Random` supplies every random bit it uses.
 public struct ICEAgent<Random: RandomNumberGenerator> {
     /// Counts of what happened, for logs and tests.
@@ -80,16 +82,16 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
     var triggered: [Int] = []
     var outgoing: [Outgoing] = []
     var events: [ICEEvent] = []
-    var nextPacing = ICETime(microseconds: .min)
-    var connectDeadline = ICETime.zero
+    var nextPacing = MediaTime(microseconds: .min)
+    var connectDeadline = MediaTime.zero
     var pendingGathering: [PendingGathering] = []
     var gatheringStarted = false
     var gatheringReported = false
     /// When unanswered gathering is given up; nil until a round starts sending.
-    var gatheringDeadline: ICETime?
+    var gatheringDeadline: MediaTime?
     var nominationPair: Int?
-    var lastConsent = ICETime.zero
-    var nextConsent = ICETime.zero
+    var lastConsent = MediaTime.zero
+    var nextConsent = MediaTime.zero
 
     /// `localCredentials` nil generates them from `random`.
     public init(configuration: ICEConfiguration = ICEConfiguration(), localCredentials: ICECredentials? = nil,
@@ -154,7 +156,7 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
 
     /// Starts checking, and gathering unless `gather` did already; the connect timeout runs
     /// from `now`.
-    public mutating func start(at now: ICETime) {
+    public mutating func start(at now: MediaTime) {
         guard state == .new else { return }
         state = .checking
         connectDeadline = now + configuration.connectTimeout
@@ -168,7 +170,7 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
     /// arrived on, when the edge knows it; otherwise the first local base of its family.
     @discardableResult
     public mutating func handle(_ bytes: UnsafeRawBufferPointer, from source: ICEAddress, to local: ICEAddress? = nil,
-                                at now: ICETime) -> Bool {
+                                at now: MediaTime) -> Bool {
         guard looksLikeSTUN(bytes) else { return false }
         let parsed: STUNParsedMessage
         do {
@@ -197,7 +199,7 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
     }
 
     /// Runs what is due at `now`: retransmissions, timeouts, the next paced check, consent.
-    public mutating func tick(at now: ICETime) {
+    public mutating func tick(at now: MediaTime) {
         expireGathering(at: now)
         runTransactions(at: now)
         switch state {
@@ -246,9 +248,9 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
 
     /// When `tick` next has something to do; nil when nothing is scheduled (neither started
     /// nor gathering, failed, or consent lost).
-    public var nextDeadline: ICETime? {
-        var t: ICETime? = nil
-        func consider(_ c: ICETime) { if t == nil || c < t! { t = c } }
+    public var nextDeadline: MediaTime? {
+        var t: MediaTime? = nil
+        func consider(_ c: MediaTime) { if t == nil || c < t! { t = c } }
         for tx in transactions { consider(tx.retransmits ? tx.nextRetransmit : tx.expires) }
         if !gatheringReported, let d = gatheringDeadline { consider(d) }
         switch state {

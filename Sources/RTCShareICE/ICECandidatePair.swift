@@ -4,6 +4,8 @@
 // controlled agent's: 2^32 × min(G, D) + 2 × max(G, D) + (G > D ? 1 : 0). It depends on the
 // role, so a role switch recomputes it.
 
+import RTCShareCore
+
 /// §6.1.2.6's states.
 enum PairState: Equatable {
     case frozen
@@ -46,9 +48,9 @@ struct Transaction {
     var role: ICERole
     var outgoing: Outgoing
     var transmissions = 1
-    var rto: ICEDuration
-    var initialRTO = ICEDuration(microseconds: 0)
+    var rto: MediaDuration
+    var initialRTO = MediaDuration(microseconds: 0)
     var retransmits: Bool
-    var nextRetransmit: ICETime
-    var expires: ICETime
+    var nextRetransmit: MediaTime
+    var expires: MediaTime
 }

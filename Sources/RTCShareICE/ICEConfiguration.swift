@@ -13,29 +13,31 @@
 // - Consent (RFC 7675 §5.1): a binding request every 5 s × uniform(0.8, 1.2), each a new
 //   transaction and not retransmitted; consent is lost 30 s after the last success response.
 
+import RTCShareCore
+
 /// How the agent paces and gives up.
 public struct ICEConfiguration: Sendable, Equatable {
     /// The role to start in (the WHIP offerer against an ICE-lite server is controlling).
     public var role: ICERole = .controlling
     /// Ta.
-    public var pacing = ICEDuration.milliseconds(50)
+    public var pacing = MediaDuration.milliseconds(50)
     /// The least initial RTO of a check or gathering request.
-    public var minimumRTO = ICEDuration.milliseconds(500)
+    public var minimumRTO = MediaDuration.milliseconds(500)
     /// Rc: transmissions of one request, the first included.
     public var maxTransmissions = 7
     /// Rm: the wait after the last transmission, in initial RTOs.
     public var finalWaitFactor: Int64 = 16
     /// No nomination this long after `start` fails the agent.
-    public var connectTimeout = ICEDuration.seconds(10)
+    public var connectTimeout = MediaDuration.seconds(10)
     /// Mean spacing of consent requests (randomised ×0.8...1.2).
-    public var consentInterval = ICEDuration.seconds(5)
+    public var consentInterval = MediaDuration.seconds(5)
     /// No consent response this long means consent is lost.
-    public var consentTimeout = ICEDuration.seconds(30)
+    public var consentTimeout = MediaDuration.seconds(30)
     /// STUN servers to learn server-reflexive candidates from (numeric; nothing is resolved),
     /// each asked from every host base of its family.
     public var stunServers: [ICEAddress] = []
     /// How long gathering may take from its start; what is unanswered by then is given up.
-    public var gatheringTimeout = ICEDuration.seconds(1)
+    public var gatheringTimeout = MediaDuration.seconds(1)
     /// Candidate pairs kept at most (RFC 8445 §6.1.2.5 suggests 100).
     public var maxPairs = 100
     /// SOFTWARE on what the agent sends, at most 128 bytes; nil sends none.

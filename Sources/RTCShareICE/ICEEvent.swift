@@ -1,5 +1,7 @@
 // What the ICE agent tells its owner: events to act on, and datagrams to put on the wire.
 
+import RTCShareCore
+
 /// The pair media flows on once ICE connects: send from `local.base`'s socket to
 /// `remote.address`.
 public struct ICESelectedPair: Equatable, Sendable, CustomStringConvertible {
@@ -18,14 +20,14 @@ public enum ICEFailure: Equatable, Sendable, CustomStringConvertible {
     /// wrong address).
     case allPairsFailed(pairs: Int)
     /// No pair was nominated within the connect timeout.
-    case timedOut(after: ICEDuration, pairs: Int, succeeded: Int)
+    case timedOut(after: MediaDuration, pairs: Int, succeeded: Int)
 
     public var description: String {
         switch self {
         case .allPairsFailed(let n): "all \(n) candidate pairs failed"
         case .timedOut(let d, let n, let s):
-            n == 0 ? "no candidate pair to check within \(d) (no usable remote candidate)"
-                : "no candidate pair nominated within \(d) (\(n) pairs, \(s) succeeded)"
+            n == 0 ? "no candidate pair to check within \(d.iceText) (no usable remote candidate)"
+                : "no candidate pair nominated within \(d.iceText) (\(n) pairs, \(s) succeeded)"
         }
     }
 }

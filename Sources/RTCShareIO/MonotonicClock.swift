@@ -1,4 +1,5 @@
 import Glibc
+import RTCShareCore
 import RTCShareMedia
 
 /// The real media clock: CLOCK_MONOTONIC in microseconds, the same clock the test source stamps

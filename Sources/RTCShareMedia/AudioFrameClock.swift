@@ -1,3 +1,5 @@
+import RTCShareCore
+
 /// The timing of an audio stream cut into 20 ms Opus frames at 48 kHz: frame k was captured
 /// from `origin + k x 20 ms`, and its media timestamp is the 48 kHz tick of the origin on the
 /// capture clock plus k x 960 — no random offset (an RTP sender adds its own), no drift

@@ -1,3 +1,5 @@
+import RTCShareCore
+
 /// Idle mode: once the content has not changed for the settle time, the kept frame is repeated
 /// at the idle rate only, and a keyframe goes out at least every idle keyframe interval so a
 /// receiver that lost one recovers without its request getting through. The first idle output is

@@ -1,3 +1,5 @@
+import RTCShareCore
+
 /// The pacer and filler between capture and encoder: it decides, for every source frame and every
 /// wake-up, whether to encode the frame just handed in, to encode the kept frame again, or to let
 /// the frame go — so the receiver sees a steady frame rate whatever the source does.

@@ -343,74 +343,72 @@ public enum IPCMessage: Equatable, Sendable {
     public func write(into buffer: UnsafeMutableRawBufferPointer,
                       pcm: UnsafeRawBufferPointer? = nil) throws(IPCWireError) -> Int {
         let total = size
-        guard buffer.count >= total, let base = buffer.baseAddress else {
-            throw .bufferTooSmall(needed: total, available: buffer.count)
-        }
-        var w = IPCWriter(base: base)
-        w.u16(type.rawValue)
-        w.u16(0)
-        w.u32(UInt32(bodySize))
+        guard buffer.count >= total else { throw .bufferTooSmall(needed: total, available: buffer.count) }
+        var w = IPCWriter(buffer)
+        w.u16LE(type.rawValue)
+        w.u16LE(0)
+        w.u32LE(UInt32(bodySize))
         switch self {
         case .hello(let h):
             w.bytes(IPCProtocol.magic)
-            w.u16(h.version)
-            w.u16(0)
+            w.u16LE(h.version)
+            w.u16LE(0)
             w.text(h.name, size: IPCHello.nameBytes)
         case .welcome(let m):
-            w.u16(m.version)
-            w.u16(0)
-            w.u32(m.maxWidth)
-            w.u32(m.maxHeight)
-            w.u32(m.maxBuffers)
-            w.u32(m.maxAudioFrames)
-            w.u32(0)
+            w.u16LE(m.version)
+            w.u16LE(0)
+            w.u32LE(m.maxWidth)
+            w.u32LE(m.maxHeight)
+            w.u32LE(m.maxBuffers)
+            w.u32LE(m.maxAudioFrames)
+            w.u32LE(0)
         case .buffers(let b):
             guard (1...IPCProtocol.maxBuffers).contains(b.entries.count) else {
                 throw .badValue(type: "BUFFERS", field: "count", value: Int64(b.entries.count))
             }
-            w.u32(UInt32(b.entries.count))
-            w.u32(0)
-            w.u64(b.fileBytes)
+            w.u32LE(UInt32(b.entries.count))
+            w.u32LE(0)
+            w.u64LE(b.fileBytes)
             for e in b.entries {
-                w.u64(e.offset)
-                w.u64(e.length)
+                w.u64LE(e.offset)
+                w.u64LE(e.length)
             }
         case .frame(let f):
-            w.u32(f.bufferID)
-            w.u16(IPCFrame.code(f.format))
-            w.u16(UInt16(f.orientation.rawValue))
-            w.u32(f.width)
-            w.u32(f.height)
-            w.i64(f.ptsMicroseconds)
-            for i in 0..<3 { w.u32(f.strides[i]) }
-            w.u32(0)
-            for i in 0..<3 { w.u32(f.offsets[i]) }
-            w.u32(0)
+            w.u32LE(f.bufferID)
+            w.u16LE(IPCFrame.code(f.format))
+            w.u16LE(UInt16(f.orientation.rawValue))
+            w.u32LE(f.width)
+            w.u32LE(f.height)
+            w.i64LE(f.ptsMicroseconds)
+            for i in 0..<3 { w.u32LE(f.strides[i]) }
+            w.u32LE(0)
+            for i in 0..<3 { w.u32LE(f.offsets[i]) }
+            w.u32LE(0)
         case .release(let r):
-            w.u32(r.bufferID)
-            w.u32(0)
+            w.u32LE(r.bufferID)
+            w.u32LE(0)
         case .audio(let a):
-            w.u32(a.sampleRate)
-            w.u16(a.channels)
-            w.u16(a.bigEndian ? 1 : 0)
-            w.u32(a.frames)
-            w.u32(0)
-            w.i64(a.ptsMicroseconds)
+            w.u32LE(a.sampleRate)
+            w.u16LE(a.channels)
+            w.u16LE(a.bigEndian ? 1 : 0)
+            w.u32LE(a.frames)
+            w.u32LE(0)
+            w.i64LE(a.ptsMicroseconds)
             if let pcm {
                 guard pcm.count == a.pcmBytes else {
                     throw .lengthMismatch(type: "AUDIO", expected: a.pcmBytes, actual: pcm.count)
                 }
-                if let src = pcm.baseAddress, pcm.count > 0 {
-                    (base + IPCAudio.pcmOffset).copyMemory(from: src, byteCount: pcm.count)
-                }
+                w.seek(to: IPCAudio.pcmOffset)
+                w.bytes(pcm)
             }
         case .unchanged(let u):
-            w.i64(u.ptsMicroseconds)
+            w.i64LE(u.ptsMicroseconds)
         case .bye(let b):
-            w.u16(b.reason.rawValue)
-            w.u16(0)
+            w.u16LE(b.reason.rawValue)
+            w.u16LE(0)
             w.text(b.text, size: IPCBye.textBytes)
         }
+        _ = try w.finish()
         return total
     }
 
@@ -427,15 +425,13 @@ public enum IPCMessage: Equatable, Sendable {
 
     /// Parses one whole message (one datagram).
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(IPCWireError) -> IPCMessage {
-        guard bytes.count >= IPCProtocol.headerBytes, let base = bytes.baseAddress else {
-            throw .truncatedHeader(bytes.count)
-        }
-        var r = IPCReader(base: base)
-        let rawType = r.u16()
+        guard bytes.count >= IPCProtocol.headerBytes else { throw .truncatedHeader(bytes.count) }
+        var r = IPCReader(bytes)
+        let rawType = try r.u16LE()
         guard let type = IPCMessageType(rawValue: rawType) else { throw .unknownType(rawType) }
         let name = type.name
-        guard r.u16() == 0 else { throw .reservedNotZero(type: "\(name) header", offset: 2) }
-        let declared = Int(r.u32())
+        guard try r.u16LE() == 0 else { throw .reservedNotZero(type: "\(name) header", offset: 2) }
+        let declared = Int(try r.u32LE())
         let actual = bytes.count - IPCProtocol.headerBytes
         guard declared == actual else { throw .lengthMismatch(type: name, expected: declared, actual: actual) }
         func expect(_ n: Int) throws(IPCWireError) {
@@ -451,56 +447,56 @@ public enum IPCMessage: Equatable, Sendable {
         switch type {
         case .hello:
             try expect(IPCHello.bodyBytes)
-            guard r.matches(IPCProtocol.magic) else { throw .badMagic }
-            let version = r.u16()
-            try reserved16(10, r.u16())
-            guard let text = r.text(size: IPCHello.nameBytes) else { throw .badText(type: name, field: "name") }
+            guard try r.matches(IPCProtocol.magic) else { throw .badMagic }
+            let version = try r.u16LE()
+            try reserved16(10, try r.u16LE())
+            guard let text = try r.text(size: IPCHello.nameBytes) else { throw .badText(type: name, field: "name") }
             return .hello(IPCHello(validatedName: text, version: version))
 
         case .welcome:
             try expect(IPCWelcome.bodyBytes)
-            let version = r.u16()
-            try reserved16(2, r.u16())
-            let w = r.u32(), h = r.u32(), nb = r.u32(), na = r.u32()
-            try reserved32(20, r.u32())
+            let version = try r.u16LE()
+            try reserved16(2, try r.u16LE())
+            let w = try r.u32LE(), h = try r.u32LE(), nb = try r.u32LE(), na = try r.u32LE()
+            try reserved32(20, try r.u32LE())
             return .welcome(IPCWelcome(version: version, maxWidth: w, maxHeight: h, maxBuffers: nb, maxAudioFrames: na))
 
         case .buffers:
             guard actual >= IPCBuffers.fixedBodyBytes else {
                 throw .lengthMismatch(type: name, expected: IPCBuffers.fixedBodyBytes, actual: actual)
             }
-            let count = Int(r.u32())
+            let count = Int(try r.u32LE())
             guard (1...IPCProtocol.maxBuffers).contains(count) else {
                 throw .badValue(type: name, field: "count", value: Int64(count))
             }
             try expect(IPCBuffers.fixedBodyBytes + IPCBuffers.entryBytes * count)
-            try reserved32(4, r.u32())
-            let fileBytes = r.u64()
+            try reserved32(4, try r.u32LE())
+            let fileBytes = try r.u64LE()
             var entries: [IPCBuffers.Entry] = []
             entries.reserveCapacity(count)
             for _ in 0..<count {
-                let offset = r.u64(), length = r.u64()
+                let offset = try r.u64LE(), length = try r.u64LE()
                 entries.append(.init(offset: offset, length: length))
             }
             return .buffers(IPCBuffers(fileBytes: fileBytes, entries: entries))
 
         case .frame:
             try expect(IPCFrame.bodyBytes)
-            let id = r.u32()
-            let code = r.u16()
+            let id = try r.u32LE()
+            let code = try r.u16LE()
             guard let format = IPCFrame.format(code: code) else {
                 throw .badValue(type: name, field: "format", value: Int64(code))
             }
-            let tag = r.u16()
+            let tag = try r.u16LE()
             guard let orientation = Orientation(rawValue: Int(tag)) else {
                 throw .badValue(type: name, field: "orientation", value: Int64(tag))
             }
-            let width = r.u32(), height = r.u32()
-            let pts = r.i64()
-            let strides = SIMD3(r.u32(), r.u32(), r.u32())
-            try reserved32(36, r.u32())
-            let offsets = SIMD3(r.u32(), r.u32(), r.u32())
-            try reserved32(52, r.u32())
+            let width = try r.u32LE(), height = try r.u32LE()
+            let pts = try r.i64LE()
+            let strides = SIMD3(try r.u32LE(), try r.u32LE(), try r.u32LE())
+            try reserved32(36, try r.u32LE())
+            let offsets = SIMD3(try r.u32LE(), try r.u32LE(), try r.u32LE())
+            try reserved32(52, try r.u32LE())
             // Planes the format lacks carry zeros (so every accepted message writes back the same).
             for plane in format.planeCount..<3 where strides[plane] != 0 || offsets[plane] != 0 {
                 throw .badValue(type: name, field: "plane \(plane) stride (\(format) has no plane \(plane))",
@@ -511,30 +507,30 @@ public enum IPCMessage: Equatable, Sendable {
 
         case .release:
             try expect(IPCRelease.bodyBytes)
-            let id = r.u32()
-            try reserved32(4, r.u32())
+            let id = try r.u32LE()
+            try reserved32(4, try r.u32LE())
             return .release(IPCRelease(bufferID: id))
 
         case .audio:
             guard actual >= IPCAudio.bodyHeaderBytes else {
                 throw .lengthMismatch(type: name, expected: IPCAudio.bodyHeaderBytes, actual: actual)
             }
-            let rate = r.u32()
+            let rate = try r.u32LE()
             guard IPCProtocol.sampleRates.contains(rate) else {
                 throw .badValue(type: name, field: "sample rate", value: Int64(rate))
             }
-            let channels = r.u16()
+            let channels = try r.u16LE()
             guard channels == 1 || channels == 2 else {
                 throw .badValue(type: name, field: "channels", value: Int64(channels))
             }
-            let order = r.u16()
+            let order = try r.u16LE()
             guard order <= 1 else { throw .badValue(type: name, field: "byte order", value: Int64(order)) }
-            let frames = r.u32()
+            let frames = try r.u32LE()
             guard frames >= 1, frames <= UInt32(IPCProtocol.maxAudioFrames) else {
                 throw .badValue(type: name, field: "frames", value: Int64(frames))
             }
-            try reserved32(12, r.u32())
-            let pts = r.i64()
+            try reserved32(12, try r.u32LE())
+            let pts = try r.i64LE()
             let audio = IPCAudio(sampleRate: rate, channels: channels, bigEndian: order == 1, frames: frames,
                                  ptsMicroseconds: pts)
             try expect(IPCAudio.bodyHeaderBytes + audio.pcmBytes)
@@ -542,13 +538,13 @@ public enum IPCMessage: Equatable, Sendable {
 
         case .unchanged:
             try expect(IPCUnchanged.bodyBytes)
-            return .unchanged(IPCUnchanged(ptsMicroseconds: r.i64()))
+            return .unchanged(IPCUnchanged(ptsMicroseconds: try r.i64LE()))
 
         case .bye:
             try expect(IPCBye.bodyBytes)
-            let reason = r.u16()
-            try reserved16(2, r.u16())
-            guard let text = r.text(size: IPCBye.textBytes) else { throw .badText(type: name, field: "text") }
+            let reason = try r.u16LE()
+            try reserved16(2, try r.u16LE())
+            guard let text = try r.text(size: IPCBye.textBytes) else { throw .badText(type: name, field: "text") }
             return .bye(IPCBye(reason: IPCByeReason(rawValue: reason), validatedText: text))
         }
     }
@@ -562,43 +558,36 @@ public enum IPCMessage: Equatable, Sendable {
 
 // MARK: - byte access
 
-/// Reads little-endian fields. The parser checks the message length before reading, so every
-/// read here is in bounds by construction.
-private struct IPCReader {
-    let base: UnsafeRawPointer
-    var offset = 0
+// Messages are read and written with the core's bounds-checked ByteReader/ByteWriter, in
+// little-endian (the byte order of every platform a producer runs on); the parser checks each
+// message's length against its type's layout first, so a read past the end is only a safety net.
 
-    mutating func u16() -> UInt16 {
-        defer { offset += 2 }
-        return UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+extension IPCWireError: ByteReaderFailure, ByteWriterFailure {
+    public static func readPastEnd(offset: Int, needed: Int, available: Int) -> IPCWireError {
+        .lengthMismatch(type: "message", expected: offset + needed, actual: offset + available)
     }
 
-    mutating func u32() -> UInt32 {
-        defer { offset += 4 }
-        return UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    public static func writePastEnd(offset: Int, needed: Int, available: Int) -> IPCWireError {
+        .bufferTooSmall(needed: offset + needed, available: available)
     }
+}
 
-    mutating func u64() -> UInt64 {
-        defer { offset += 8 }
-        return UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-    }
+private typealias IPCReader = ByteReader<IPCWireError>
+private typealias IPCWriter = ByteWriter<IPCWireError>
 
-    mutating func i64() -> Int64 { Int64(bitPattern: u64()) }
+extension ByteReader where Failure == IPCWireError {
+    fileprivate mutating func i64LE() throws(IPCWireError) -> Int64 { Int64(bitPattern: try u64LE()) }
 
     /// Whether the next bytes are `expected` (consumed either way).
-    mutating func matches(_ expected: [UInt8]) -> Bool {
-        defer { offset += expected.count }
-        for (i, byte) in expected.enumerated() where base.load(fromByteOffset: offset + i, as: UInt8.self) != byte {
-            return false
-        }
-        return true
+    fileprivate mutating func matches(_ expected: [UInt8]) throws(IPCWireError) -> Bool {
+        let field = try bytes(expected.count)
+        return field.elementsEqual(expected)
     }
 
     /// A NUL-padded text field of `size` bytes; nil unless it is valid UTF-8 without control
     /// characters followed only by NULs.
-    mutating func text(size: Int) -> String? {
-        defer { offset += size }
-        let field = UnsafeRawBufferPointer(start: base + offset, count: size)
+    fileprivate mutating func text(size: Int) throws(IPCWireError) -> String? {
+        let field = try bytes(size)
         let end = field.firstIndex(of: 0) ?? size
         guard field[end...].allSatisfy({ $0 == 0 }) else { return nil }
         guard let text = String(validating: field[..<end], as: UTF8.self) else { return nil }
@@ -607,42 +596,21 @@ private struct IPCReader {
     }
 }
 
-/// Writes little-endian fields into a buffer whose size the caller has checked.
-private struct IPCWriter {
-    let base: UnsafeMutableRawPointer
-    var offset = 0
+extension ByteWriter where Failure == IPCWireError {
+    fileprivate mutating func i64LE(_ v: Int64) { u64LE(UInt64(bitPattern: v)) }
 
-    mutating func u16(_ v: UInt16) {
-        base.storeBytes(of: v.littleEndian, toByteOffset: offset, as: UInt16.self)
-        offset += 2
-    }
-
-    mutating func u32(_ v: UInt32) {
-        base.storeBytes(of: v.littleEndian, toByteOffset: offset, as: UInt32.self)
-        offset += 4
-    }
-
-    mutating func u64(_ v: UInt64) {
-        base.storeBytes(of: v.littleEndian, toByteOffset: offset, as: UInt64.self)
-        offset += 8
-    }
-
-    mutating func i64(_ v: Int64) { u64(UInt64(bitPattern: v)) }
-
-    mutating func bytes(_ b: [UInt8]) {
-        for (i, byte) in b.enumerated() { base.storeBytes(of: byte, toByteOffset: offset + i, as: UInt8.self) }
-        offset += b.count
+    fileprivate mutating func bytes(_ b: [UInt8]) {
+        for byte in b { u8(byte) }
     }
 
     /// `text` (already normalized to fit) NUL-padded to `size` bytes.
-    mutating func text(_ text: String, size: Int) {
+    fileprivate mutating func text(_ text: String, size: Int) {
         var n = 0
         for byte in text.utf8 where n < size {
-            base.storeBytes(of: byte, toByteOffset: offset + n, as: UInt8.self)
+            u8(byte)
             n += 1
         }
-        (base + offset + n).initializeMemory(as: UInt8.self, repeating: 0, count: size - n)
-        offset += size
+        zeros(size - n)
     }
 }
 

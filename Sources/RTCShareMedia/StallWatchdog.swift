@@ -1,3 +1,5 @@
+import RTCShareCore
+
 /// Watches a frame source and asks for it to be restarted when it stops delivering.
 ///
 /// Sans-IO: frame arrivals, restart outcomes and times go in; "restart the source", reports and

@@ -101,7 +101,7 @@ public struct WAVReader<Source: ByteSource> {
         let raw = UnsafeMutableRawBufferPointer(start: UnsafeMutableRawPointer(base), count: wanted)
         var got = 0
         while got < wanted {
-            let n = try source.readBytes(into: UnsafeMutableRawBufferPointer(rebasing: raw[got..<wanted]))
+            let n = try Self.read(from: source, into: UnsafeMutableRawBufferPointer(rebasing: raw[got..<wanted]))
             if n <= 0 { break }
             got += min(n, wanted - got)
         }
@@ -148,13 +148,26 @@ public struct WAVReader<Source: ByteSource> {
         return WAVFormat(sampleRate: rate, channels: channels, bigEndian: big, dataBytes: nil)
     }
 
+    /// One read from the source, its failure said as this reader's error (a file read error
+    /// names the path and the OS's reason, as every file error of the media layer does).
+    private static func read(from source: Source, into buffer: UnsafeMutableRawBufferPointer) throws(MediaError) -> Int {
+        do {
+            return try source.readBytes(into: buffer)
+        } catch {
+            switch error {
+            case .readFailed(let path, let errno): throw .file(path: path, operation: .read, errno: errno)
+            default: throw .malformedInput("WAV file could not be read: \(error)")
+            }
+        }
+    }
+
     /// Reads up to `count` bytes into the start of `buffer`; returns how many came.
     private static func fill(_ buffer: inout [UInt8], count: Int, from source: Source) throws(MediaError) -> Int {
         var got = 0
         while got < count {
             let n = try buffer.withUnsafeMutableBytes { raw -> Result<Int, MediaError> in
                 do throws(MediaError) {
-                    return .success(try source.readBytes(into: UnsafeMutableRawBufferPointer(rebasing: raw[got..<count])))
+                    return .success(try read(from: source, into: UnsafeMutableRawBufferPointer(rebasing: raw[got..<count])))
                 } catch {
                     return .failure(error)
                 }

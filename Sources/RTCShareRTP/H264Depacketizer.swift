@@ -1,3 +1,5 @@
+import RTCShareCore
+
 // Reassembles H.264 access units (RFC 6184, packetization-mode 1: single NAL unit packets,
 // STAP-A, FU-A) from RTP packets that arrive in order (after any jitter buffer), into one
 // caller-provided buffer, in Annex B form (each NAL unit behind 00 00 00 01): what a decoder
@@ -200,8 +202,14 @@ public struct H264Depacketizer: Sendable {
 
     // MARK: payloads
 
-    private struct H264AppendError: Error {
+    private struct H264AppendError: ByteReaderFailure {
         let reason: H264DropReason
+
+        init(reason: H264DropReason) { self.reason = reason }
+
+        static func readPastEnd(offset: Int, needed: Int, available: Int) -> H264AppendError {
+            H264AppendError(reason: .malformed(.readPastEnd(offset: offset, needed: needed, available: available)))
+        }
     }
 
     /// Whether the payload's first NAL unit begins a picture (see the invariants). Throws for
@@ -213,7 +221,9 @@ public struct H264Depacketizer: Sendable {
         case H264NALType.stapA:
             // size (2), then the first unit's header and (for a slice) its first slice byte.
             guard payload.count >= 4 else { throw .truncated("STAP-A without a whole first unit") }
-            let size = Int(payload[1]) << 8 | Int(payload[2])
+            var r = RTPReader(payload)
+            try r.skip(1)
+            let size = Int(try r.u16())
             guard size >= 1, 3 + size <= payload.count else { throw .truncated("STAP-A unit size past the payload") }
             return beginsPicture(header: payload[3], next: size >= 2 ? payload[4] : nil)
         case H264NALType.fuA:
@@ -251,15 +261,14 @@ public struct H264Depacketizer: Sendable {
         }
         switch type {
         case H264NALType.stapA:
-            var at = 1
+            var r = ByteReader<H264AppendError>(payload)
+            try r.skip(1)
             var units = 0
-            while at < payload.count {
-                guard at + 2 <= payload.count else { throw fail(.truncated("STAP-A size field cut short")) }
-                let size = Int(payload[at]) << 8 | Int(payload[at + 1])
-                at += 2
-                guard size >= 1, size <= payload.count - at else { throw fail(.truncated("STAP-A unit size past the payload")) }
-                try write(unit: UnsafeRawBufferPointer(rebasing: payload[at..<at + size]), into: &a, buffer)
-                at += size
+            while !r.isAtEnd {
+                guard r.remaining >= 2 else { throw fail(.truncated("STAP-A size field cut short")) }
+                let size = Int(try r.u16())
+                guard size >= 1, size <= r.remaining else { throw fail(.truncated("STAP-A unit size past the payload")) }
+                try write(unit: try r.bytes(size), into: &a, buffer)
                 units += 1
             }
             guard units > 0 else { throw fail(.truncated("STAP-A with no unit")) }
@@ -273,21 +282,22 @@ public struct H264Depacketizer: Sendable {
             let data = UnsafeRawBufferPointer(rebasing: payload[2...])
             if isStart {
                 guard !a.inFragment else { throw fail(.malformed("FU-A start inside another FU-A")) }
-                let needed = Self.startCode.count + 1 + data.count
-                guard buffer.count - a.bytes >= needed else { throw H264AppendError(reason: .tooLarge) }
-                for (i, b) in Self.startCode.enumerated() { buffer[a.bytes + i] = b }
-                buffer[a.bytes + Self.startCode.count] = first & 0xE0 | unitType
-                buffer.rtpCopy(data, at: a.bytes + Self.startCode.count + 1)
-                a.bytes += needed
+                var w = RTPWriter(buffer, at: a.bytes)
+                for b in Self.startCode { w.u8(b) }
+                w.u8(first & 0xE0 | unitType)
+                w.bytes(data)
+                guard w.fits else { throw H264AppendError(reason: .tooLarge) }
+                a.bytes = w.offset
                 a.inFragment = true
                 a.fragmentType = unitType
                 note(unitType, &a)
             } else {
                 guard a.inFragment else { throw fail(.malformed("FU-A continuation without its start")) }
                 guard unitType == a.fragmentType else { throw fail(.malformed("FU-A fragments of different units")) }
-                guard buffer.count - a.bytes >= data.count else { throw H264AppendError(reason: .tooLarge) }
-                buffer.rtpCopy(data, at: a.bytes)
-                a.bytes += data.count
+                var w = RTPWriter(buffer, at: a.bytes)
+                w.bytes(data)
+                guard w.fits else { throw H264AppendError(reason: .tooLarge) }
+                a.bytes = w.offset
                 if isEnd { a.inFragment = false }
             }
         case 1...23:
@@ -307,11 +317,11 @@ public struct H264Depacketizer: Sendable {
         guard (1...23).contains(H264NALType.of(header)) else {
             throw H264AppendError(reason: .malformed(.malformed("aggregated NAL unit of type \(H264NALType.of(header))")))
         }
-        let needed = Self.startCode.count + unit.count
-        guard buffer.count - a.bytes >= needed else { throw H264AppendError(reason: .tooLarge) }
-        for (i, b) in Self.startCode.enumerated() { buffer[a.bytes + i] = b }
-        buffer.rtpCopy(unit, at: a.bytes + Self.startCode.count)
-        a.bytes += needed
+        var w = RTPWriter(buffer, at: a.bytes)
+        for b in Self.startCode { w.u8(b) }
+        w.bytes(unit)
+        guard w.fits else { throw H264AppendError(reason: .tooLarge) }
+        a.bytes = w.offset
         note(H264NALType.of(header), &a)
     }
 

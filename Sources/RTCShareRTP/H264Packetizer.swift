@@ -1,3 +1,5 @@
+import RTCShareCore
+
 // RFC 6184 packetization of one H.264 access unit (Annex B from the encoder), in
 // packetization-mode 1 (non-interleaved): NAL units go out in order, as
 //
@@ -131,11 +133,12 @@ public struct H264FramePlan: RTPVideoFramePlan, Sendable {
         guard buffer.count >= packet.payloadSize else {
             throw .bufferTooSmall(needed: packet.payloadSize, available: buffer.count)
         }
+        var w = RTPWriter(buffer)
         switch packet.kind {
         case .single(let nal):
-            buffer.rtpCopy(UnsafeRawBufferPointer(rebasing: frame[nal]), at: 0)
+            w.bytes(UnsafeRawBufferPointer(rebasing: frame[nal]))
         case .stapA(let span, let count):
-            var at = H264Packetizer.stapHeaderSize
+            w.seek(to: H264Packetizer.stapHeaderSize)
             var f: UInt8 = 0, nri: UInt8 = 0
             // The first unit's start code ends right before it: its last three bytes are 00 00 01.
             var from = max(span.lowerBound - 3, 0)
@@ -147,18 +150,21 @@ public struct H264FramePlan: RTPVideoFramePlan, Sendable {
                 let header = frame[nal.range.lowerBound]
                 f |= header & 0x80
                 nri = max(nri, header & 0x60)
-                buffer.rtpPut16(UInt16(nal.range.count), at: at)
-                buffer.rtpCopy(UnsafeRawBufferPointer(rebasing: frame[nal.range]), at: at + 2)
-                at += 2 + nal.range.count
+                w.u16(UInt16(nal.range.count))
+                w.bytes(UnsafeRawBufferPointer(rebasing: frame[nal.range]))
                 from = nal.next
             }
-            guard at == packet.payloadSize else { throw .malformed("H.264 access unit changed since it was planned") }
-            buffer[0] = f | nri | H264NALType.stapA
+            guard w.fits, w.offset == packet.payloadSize else {
+                throw .malformed("H.264 access unit changed since it was planned")
+            }
+            w.seek(to: 0)
+            w.u8(f | nri | H264NALType.stapA)
         case .fuA(let header, let fragment, let isStart, let isEnd):
-            buffer[0] = header & 0xE0 | H264NALType.fuA
-            buffer[1] = (isStart ? 0x80 : 0) | (isEnd ? 0x40 : 0) | H264NALType.of(header)
-            buffer.rtpCopy(UnsafeRawBufferPointer(rebasing: frame[fragment]), at: H264Packetizer.fuHeaderSize)
+            w.u8(header & 0xE0 | H264NALType.fuA)
+            w.u8((isStart ? 0x80 : 0) | (isEnd ? 0x40 : 0) | H264NALType.of(header))
+            w.bytes(UnsafeRawBufferPointer(rebasing: frame[fragment]))
         }
+        _ = try w.finish()
         return packet.payloadSize
     }
 }

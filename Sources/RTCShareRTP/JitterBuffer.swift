@@ -1,5 +1,4 @@
 import RTCShareCore
-import RTCShareMedia
 
 // The receive side's reorder buffer: RTP packets go in as they arrive, in any order, and come
 // out in sequence-number order, with a gap held for a short wait (for a reordered or

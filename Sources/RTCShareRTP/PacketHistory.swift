@@ -98,7 +98,9 @@ public struct PacketHistory: ~Copyable {
         guard packet.count <= Int(UInt16.max), record <= capacityBytes else {
             throw .malformed("packet of \(packet.count) bytes larger than the \(capacityBytes)-byte history")
         }
-        let seq = packet.rtpU16(2)
+        var header = RTPReader(packet)
+        try header.skip(2)
+        let seq = try header.u16()
         let ext = extend(seq)
         let cap = UInt64(capacityBytes)
         var pos = Int(head % cap)
@@ -106,8 +108,10 @@ public struct PacketHistory: ~Copyable {
             head += cap - UInt64(pos)
             pos = 0
         }
-        ring.rtpPut16(UInt16(packet.count), at: pos)
-        ring.rtpCopy(packet, at: pos + Self.recordHeader)
+        var w = RTPWriter(ring, at: pos)
+        w.u16(UInt16(packet.count))
+        w.bytes(packet)
+        _ = try w.finish()
         entries[Int(ext & Int64(maxPackets - 1))] = Entry(extendedSequence: ext, start: head)
         head += UInt64(record)
         if highest == nil || ext > highest! { highest = ext }
@@ -121,8 +125,16 @@ public struct PacketHistory: ~Copyable {
         let e = entries[Int(ext & Int64(maxPackets - 1))]
         guard e.extendedSequence == ext, head - e.start <= UInt64(capacityBytes) else { return nil }
         let pos = Int(e.start % UInt64(capacityBytes))
-        let length = Int(UnsafeRawBufferPointer(ring).rtpU16(pos))
+        guard let length = recordLength(at: pos) else { return nil }
         return (pos + Self.recordHeader)..<(pos + Self.recordHeader + length)
+    }
+
+    /// The length prefix of the record at `pos` in the ring (nil only if `pos` were not a
+    /// record's start inside the ring, which the entries never say).
+    private func recordLength(at pos: Int) -> Int? {
+        var r = RTPReader(UnsafeRawBufferPointer(ring))
+        guard (try? r.seek(to: pos)) != nil, let length = try? r.u16() else { return nil }
+        return Int(length)
     }
 
     /// Whether the packet with sequence number `seq` is still held.
@@ -144,7 +156,7 @@ public struct PacketHistory: ~Copyable {
         for i in 0..<maxPackets {
             let e = entries[i]
             guard e.extendedSequence != Self.emptySequence, head - e.start <= UInt64(capacityBytes) else { continue }
-            total += Self.recordHeader + Int(UnsafeRawBufferPointer(ring).rtpU16(Int(e.start % UInt64(capacityBytes))))
+            total += Self.recordHeader + (recordLength(at: Int(e.start % UInt64(capacityBytes))) ?? 0)
         }
         return total
     }

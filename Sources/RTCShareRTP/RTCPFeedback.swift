@@ -1,3 +1,5 @@
+import RTCShareCore
+
 // RTCP feedback messages (RFC 4585 §6.1): NACK, PLI, FIR, REMB and the fixed part of
 // transport-cc. All share one layout:
 //

@@ -1,3 +1,5 @@
+import RTCShareCore
+
 // Compound RTCP (RFC 3550 §6): what a peer sends back to us (receiver reports, feedback) and
 // what we send (sender reports, SDES, BYE). Every RTCP packet starts with the same header:
 //
@@ -114,18 +116,18 @@ public enum RTCPParser {
         var summary = RTCPParseSummary()
         let total = bytes.count
         guard total >= headerBytes else { throw .truncated("RTCP compound of \(total) bytes") }
-        let r = RTCPReader(bytes: bytes)
+        let r = RTPReader(bytes)
         var offset = 0
         while offset < total {
             guard total - offset >= headerBytes else {
                 throw .truncated("RTCP header at offset \(offset): only \(total - offset) bytes left")
             }
-            let first = r.u8(offset)
+            let first = try r.u8(at: offset)
             guard first >> 6 == 2 else { throw .malformed("RTCP version \(first >> 6) at offset \(offset)") }
             let padded = first & 0x20 != 0
             let count = first & 0x1F
-            let type = r.u8(offset + 1)
-            let packetBytes = (Int(r.u16(offset + 2)) + 1) * 4
+            let type = try r.u8(at: offset + 1)
+            let packetBytes = (Int(try r.u16(at: offset + 2)) + 1) * 4
             guard packetBytes <= total - offset else {
                 throw .truncated("RTCP type \(type) at offset \(offset) claims \(packetBytes) bytes, \(total - offset) left")
             }
@@ -133,7 +135,7 @@ public enum RTCPParser {
             if padded {
                 // RFC 3550 §6.4.1: only the last packet of a compound may be padded.
                 guard end == total else { throw .malformed("RTCP padding bit on a packet that is not last") }
-                let pad = Int(r.u8(end - 1))
+                let pad = Int(try r.u8(at: end - 1))
                 guard pad >= 1, pad <= packetBytes - headerBytes else {
                     throw .malformed("RTCP pad count \(pad) in a \(packetBytes)-byte packet")
                 }
@@ -154,7 +156,7 @@ public enum RTCPParser {
     // MARK: one packet
 
     /// Reads the body `start..<end` of one packet (padding already removed).
-    private static func readPacket(type: UInt8, count: UInt8, r: RTCPReader, start: Int, end: Int,
+    private static func readPacket(type: UInt8, count: UInt8, r: RTPReader, start: Int, end: Int,
                                    _ emit: (RTCPItem) -> Void) throws(RTPError) {
         let n = end - start
         switch type {
@@ -163,20 +165,20 @@ public enum RTCPParser {
             // profile-specific extensions (skipped).
             let need = 24 + Int(count) * RTCPReportBlock.byteCount
             guard n >= need else { throw .truncated("SR with \(count) blocks needs \(need) bytes, has \(n)") }
-            let ssrc = r.u32(start)
+            let ssrc = try r.u32(at: start)
             let info = RTCPSenderInfo(ssrc: ssrc,
-                                      ntpTime: NTPTime(seconds: r.u32(start + 4), fraction: r.u32(start + 8)),
-                                      rtpTimestamp: r.u32(start + 12), packetCount: r.u32(start + 16),
-                                      octetCount: r.u32(start + 20), reportCount: Int(count))
+                                      ntpTime: NTPTime(seconds: try r.u32(at: start + 4), fraction: try r.u32(at: start + 8)),
+                                      rtpTimestamp: try r.u32(at: start + 12), packetCount: try r.u32(at: start + 16),
+                                      octetCount: try r.u32(at: start + 20), reportCount: Int(count))
             emit(.senderReport(info))
-            readBlocks(count: Int(count), reporter: ssrc, r: r, at: start + 24, emit)
+            try readBlocks(count: Int(count), reporter: ssrc, r: r, at: start + 24, emit)
 
         case RTCPPacketType.receiverReport:
             let need = 4 + Int(count) * RTCPReportBlock.byteCount
             guard n >= need else { throw .truncated("RR with \(count) blocks needs \(need) bytes, has \(n)") }
-            let ssrc = r.u32(start)
+            let ssrc = try r.u32(at: start)
             emit(.receiverReport(ssrc: ssrc, reportCount: Int(count)))
-            readBlocks(count: Int(count), reporter: ssrc, r: r, at: start + 4, emit)
+            try readBlocks(count: Int(count), reporter: ssrc, r: r, at: start + 4, emit)
 
         case RTCPPacketType.sourceDescription:
             try readSourceDescription(chunks: Int(count), r: r, start: start, end: end, emit)
@@ -192,38 +194,38 @@ public enum RTCPParser {
         }
     }
 
-    private static func readBlocks(count: Int, reporter: UInt32, r: RTCPReader, at: Int,
-                                   _ emit: (RTCPItem) -> Void) {
+    private static func readBlocks(count: Int, reporter: UInt32, r: RTPReader, at: Int,
+                                   _ emit: (RTCPItem) -> Void) throws(RTPError) {
         for i in 0..<count {
-            emit(.reportBlock(reporter: reporter, RTCPReportBlock(reading: r, at: at + i * RTCPReportBlock.byteCount)))
+            emit(.reportBlock(reporter: reporter, try RTCPReportBlock(reading: r, at: at + i * RTCPReportBlock.byteCount)))
         }
     }
 
     /// RFC 3550 §6.5: SC chunks, each an SSRC and a list of items ended by a zero type octet and
     /// zero-padded to the next 32-bit boundary. Only CNAME is reported; other items are skipped.
-    private static func readSourceDescription(chunks: Int, r: RTCPReader, start: Int, end: Int,
+    private static func readSourceDescription(chunks: Int, r: RTPReader, start: Int, end: Int,
                                               _ emit: (RTCPItem) -> Void) throws(RTPError) {
         var p = start
         for _ in 0..<chunks {
             guard end - p >= 4 else { throw .truncated("SDES chunk at offset \(p)") }
-            let ssrc = r.u32(p)
+            let ssrc = try r.u32(at: p)
             p += 4
             while true {
                 guard p < end else { throw .truncated("SDES chunk of \(ssrc) has no end marker") }
-                let itemType = r.u8(p)
+                let itemType = try r.u8(at: p)
                 if itemType == 0 {
                     // The end marker, then zeros up to the 32-bit boundary.
                     p += 1
                     let aligned = (p + 3) & ~3
                     guard aligned <= end else { throw .truncated("SDES chunk padding at offset \(p)") }
                     while p < aligned {
-                        guard r.u8(p) == 0 else { throw .malformed("SDES chunk padding at offset \(p) is not zero") }
+                        guard try r.u8(at: p) == 0 else { throw .malformed("SDES chunk padding at offset \(p) is not zero") }
                         p += 1
                     }
                     break
                 }
                 guard end - p >= 2 else { throw .truncated("SDES item header at offset \(p)") }
-                let length = Int(r.u8(p + 1))
+                let length = Int(try r.u8(at: p + 1))
                 guard end - p - 2 >= length else { throw .truncated("SDES item of \(length) bytes at offset \(p)") }
                 if itemType == 1 { emit(.cname(ssrc: ssrc, text: (p + 2)..<(p + 2 + length))) }
                 p += 2 + length
@@ -234,59 +236,62 @@ public enum RTCPParser {
 
     /// RFC 3550 §6.6: SC SSRCs, then optionally a length octet and reason text, zero-padded
     /// to a 32-bit boundary.
-    private static func readGoodbye(sources: Int, r: RTCPReader, start: Int, end: Int,
+    private static func readGoodbye(sources: Int, r: RTPReader, start: Int, end: Int,
                                     _ emit: (RTCPItem) -> Void) throws(RTPError) {
         let listEnd = start + 4 * sources
         guard listEnd <= end else { throw .truncated("BYE lists \(sources) sources in \(end - start) bytes") }
         var reason: Range<Int>? = nil
         if listEnd < end {
-            let length = Int(r.u8(listEnd))
+            let length = Int(try r.u8(at: listEnd))
             let textEnd = listEnd + 1 + length
             guard textEnd <= end else { throw .truncated("BYE reason of \(length) bytes") }
             let aligned = start + ((textEnd - start + 3) & ~3)
             guard end == aligned else { throw .malformed("BYE has \(end - textEnd) bytes after its reason") }
-            for i in textEnd..<end where r.u8(i) != 0 { throw .malformed("BYE reason padding at offset \(i) is not zero") }
+            for i in textEnd..<end {
+                guard try r.u8(at: i) == 0 else { throw .malformed("BYE reason padding at offset \(i) is not zero") }
+            }
             reason = (listEnd + 1)..<textEnd
         }
-        for i in 0..<sources { emit(.goodbye(ssrc: r.u32(start + 4 * i), reason: reason)) }
+        for i in 0..<sources { emit(.goodbye(ssrc: try r.u32(at: start + 4 * i), reason: reason)) }
     }
 
     /// RFC 4585 §6.1: sender SSRC, media SSRC, then the feedback control information.
-    private static func readFeedback(type: UInt8, format: UInt8, r: RTCPReader, start: Int, end: Int,
+    private static func readFeedback(type: UInt8, format: UInt8, r: RTPReader, start: Int, end: Int,
                                      _ emit: (RTCPItem) -> Void) throws(RTPError) {
         guard end - start >= 8 else { throw .truncated("feedback type \(type) of \(end - start) bytes") }
-        let sender = r.u32(start), media = r.u32(start + 4)
+        let sender = try r.u32(at: start), media = try r.u32(at: start + 4)
         let fci = start + 8
         let fciBytes = end - fci
+        let isREMB = fciBytes >= 4 ? try r.u32(at: fci) == RTCPREMB.identifier : false
         switch (type, format) {
         case (RTCPPacketType.transportFeedback, RTCPNackEntry.format):
             guard fciBytes > 0, fciBytes % 4 == 0 else { throw .malformed("NACK FCI of \(fciBytes) bytes") }
             for p in stride(from: fci, to: end, by: 4) {
-                emit(.nack(sender: sender, media: media, RTCPNackEntry(pid: r.u16(p), blp: r.u16(p + 2))))
+                emit(.nack(sender: sender, media: media, RTCPNackEntry(pid: try r.u16(at: p), blp: try r.u16(at: p + 2))))
             }
         case (RTCPPacketType.transportFeedback, RTCPTransportCCHeader.format):
             guard fciBytes >= 8 else { throw .truncated("transport-cc FCI of \(fciBytes) bytes") }
             // 24-bit signed reference time: sign-extend through the top byte.
-            let reference = Int32(bitPattern: r.u32(fci + 4)) >> 8
-            emit(.transportCC(RTCPTransportCCHeader(sender: sender, media: media, baseSequence: r.u16(fci),
-                                                    statusCount: r.u16(fci + 2), referenceTime: reference,
-                                                    feedbackCount: r.u8(fci + 7))))
+            let reference = Int32(bitPattern: try r.u32(at: fci + 4)) >> 8
+            emit(.transportCC(RTCPTransportCCHeader(sender: sender, media: media, baseSequence: try r.u16(at: fci),
+                                                    statusCount: try r.u16(at: fci + 2), referenceTime: reference,
+                                                    feedbackCount: try r.u8(at: fci + 7))))
         case (RTCPPacketType.payloadFeedback, RTCPPictureLossIndication.format):
             guard fciBytes == 0 else { throw .malformed("PLI with \(fciBytes) bytes of FCI") }
             emit(.pictureLoss(sender: sender, media: media))
         case (RTCPPacketType.payloadFeedback, RTCPFullIntraRequest.format):
             guard fciBytes > 0, fciBytes % 8 == 0 else { throw .malformed("FIR FCI of \(fciBytes) bytes") }
             for p in stride(from: fci, to: end, by: 8) {
-                emit(.fullIntraRequest(sender: sender, RTCPFIREntry(ssrc: r.u32(p), sequenceNumber: r.u8(p + 4))))
+                emit(.fullIntraRequest(sender: sender, RTCPFIREntry(ssrc: try r.u32(at: p), sequenceNumber: try r.u8(at: p + 4))))
             }
-        case (RTCPPacketType.payloadFeedback, RTCPREMB.format) where fciBytes >= 4 && r.u32(fci) == RTCPREMB.identifier:
+        case (RTCPPacketType.payloadFeedback, RTCPREMB.format) where isREMB:
             guard fciBytes >= 8 else { throw .truncated("REMB FCI of \(fciBytes) bytes") }
-            let sources = Int(r.u8(fci + 4))
+            let sources = Int(try r.u8(at: fci + 4))
             guard fciBytes == 8 + 4 * sources else {
                 throw .malformed("REMB lists \(sources) SSRCs in \(fciBytes - 8) bytes")
             }
-            let exponent = r.u8(fci + 5) >> 2
-            let mantissa = (UInt32(r.u8(fci + 5) & 0x03) << 16) | UInt32(r.u16(fci + 6))
+            let exponent = try r.u8(at: fci + 5) >> 2
+            let mantissa = (UInt32(try r.u8(at: fci + 5) & 0x03) << 16) | UInt32(try r.u16(at: fci + 6))
             emit(.remb(sender: sender, bitrate: RTCPREMB.bitrate(exponent: exponent, mantissa: mantissa),
                        ssrcs: (fci + 8)..<end))
         default:
@@ -297,50 +302,12 @@ public enum RTCPParser {
 
 // MARK: - byte access
 
-/// Big-endian reads at absolute offsets. The parser checks lengths before reading, so each
-/// read is in bounds by construction (and bounds-checked again in debug builds).
-struct RTCPReader {
-    let bytes: UnsafeRawBufferPointer
+/// The writer RTCP packets write themselves with: the core's bounds-checked `ByteWriter`.
+/// Writers compute their size and check the buffer before they start; `write(into:at:)` then
+/// checks that what was written stayed inside it.
+public typealias RTCPWriter = ByteWriter<RTPError>
 
-    func u8(_ at: Int) -> UInt8 { bytes[at] }
-
-    func u16(_ at: Int) -> UInt16 { UInt16(bytes[at]) << 8 | UInt16(bytes[at + 1]) }
-
-    func u32(_ at: Int) -> UInt32 {
-        UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8 | UInt32(bytes[at + 3])
-    }
-}
-
-/// Big-endian writes from a start offset. Writers compute their size and check the buffer
-/// before they start, so each write is in bounds by construction. Opaque outside this module.
-public struct RTCPWriter {
-    let base: UnsafeMutableRawPointer
-    var offset: Int
-
-    init(_ buffer: UnsafeMutableRawBufferPointer, at offset: Int = 0) {
-        self.base = buffer.baseAddress!
-        self.offset = offset
-    }
-
-    mutating func u8(_ v: UInt8) {
-        base.storeBytes(of: v, toByteOffset: offset, as: UInt8.self)
-        offset += 1
-    }
-
-    mutating func u16(_ v: UInt16) {
-        u8(UInt8(truncatingIfNeeded: v >> 8))
-        u8(UInt8(truncatingIfNeeded: v))
-    }
-
-    mutating func u32(_ v: UInt32) {
-        u16(UInt16(truncatingIfNeeded: v >> 16))
-        u16(UInt16(truncatingIfNeeded: v))
-    }
-
-    mutating func zeros(_ n: Int) {
-        for _ in 0..<n { u8(0) }
-    }
-
+extension ByteWriter where Failure == RTPError {
     /// The common header of a packet of `bytes` bytes (a multiple of 4).
     mutating func header(count: Int, type: UInt8, bytes: Int) {
         u8(0x80 | UInt8(count & 0x1F))
@@ -371,6 +338,7 @@ extension RTCPWritable {
         }
         var w = RTCPWriter(buffer, at: offset)
         unsafeWrite(&w)
+        _ = try w.finish()
         return n
     }
 
@@ -378,10 +346,12 @@ extension RTCPWritable {
     public func serialized() throws(RTPError) -> [UInt8] {
         try validate()
         var out = [UInt8](repeating: 0, count: size)
-        out.withUnsafeMutableBytes { raw in
+        let written = out.withUnsafeMutableBytes { raw in
             var w = RTCPWriter(raw)
             unsafeWrite(&w)
+            return Result { () throws(RTPError) in try w.finish() }
         }
+        _ = try written.get()
         return out
     }
 }

@@ -1,3 +1,5 @@
+import RTCShareCore
+
 // Sender and receiver reports, SDES and BYE (RFC 3550 §6.4–6.6), and the compound a sender
 // sends every reporting interval (SR + SDES CNAME, + BYE when it stops).
 
@@ -72,12 +74,14 @@ public struct RTCPReportBlock: Equatable, Sendable {
         self.delaySinceLastSenderReport = delaySinceLastSenderReport
     }
 
-    init(reading r: RTCPReader, at p: Int) {
-        let word = r.u32(p + 4)
+    init(reading r: RTPReader, at p: Int) throws(RTPError) {
+        var b = RTPReader(try r.bytes(at: p, count: Self.byteCount))
+        let ssrc = try b.u32()
+        let word = try b.u32()
         // Shift the 24-bit field to the top and back: arithmetic shift sign-extends it.
-        self.init(ssrc: r.u32(p), fractionLost: UInt8(truncatingIfNeeded: word >> 24),
-                  cumulativeLost: Int32(bitPattern: word << 8) >> 8, extendedHighestSequence: r.u32(p + 8),
-                  jitter: r.u32(p + 12), lastSenderReport: r.u32(p + 16), delaySinceLastSenderReport: r.u32(p + 20))
+        self.init(ssrc: ssrc, fractionLost: UInt8(truncatingIfNeeded: word >> 24),
+                  cumulativeLost: Int32(bitPattern: word << 8) >> 8, extendedHighestSequence: try b.u32(),
+                  jitter: try b.u32(), lastSenderReport: try b.u32(), delaySinceLastSenderReport: try b.u32())
     }
 
     func write(_ w: inout RTCPWriter) {

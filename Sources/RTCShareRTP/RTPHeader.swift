@@ -1,3 +1,5 @@
+import RTCShareCore
+
 // The RTP fixed header, RFC 3550 §5.1:
 //
 //      0                   1                   2                   3
@@ -17,8 +19,8 @@
 // 32-bit words, then the data), the payload, and, when P = 1, padding whose last octet counts
 // the padding octets (itself included).
 //
-// `RTPHeader.parse` takes untrusted bytes: it checks every length before reading and throws
-// `RTPError`, never traps. It does not copy: it says where the extension data and the payload
+// `RTPHeader.parse` takes untrusted bytes: it checks every length before reading (and reads
+// through the bounds-checked `RTPReader`) and throws `RTPError`, never traps. It does not copy: it says where the extension data and the payload
 // lie in the bytes it was given.
 
 /// The contributing sources of a packet (0...15 of them), held inline so that a header is a
@@ -102,53 +104,58 @@ public struct RTPHeader: Equatable, Sendable {
         let n = size
         guard buffer.count >= n else { throw .bufferTooSmall(needed: n, available: buffer.count) }
         guard payloadType < 128 else { throw .malformed("RTP payload type \(payloadType) > 127") }
-        buffer[0] = Self.version << 6 | (hasPadding ? 0x20 : 0) | (hasExtension ? 0x10 : 0)
-            | UInt8(csrcs.count)
-        buffer[1] = (marker ? 0x80 : 0) | payloadType
-        buffer.rtpPut16(sequenceNumber, at: 2)
-        buffer.rtpPut32(timestamp, at: 4)
-        buffer.rtpPut32(ssrc, at: 8)
-        for i in 0..<csrcs.count { buffer.rtpPut32(csrcs[i], at: 12 + 4 * i) }
-        return n
+        var w = RTPWriter(buffer)
+        w.u8(Self.version << 6 | (hasPadding ? 0x20 : 0) | (hasExtension ? 0x10 : 0) | UInt8(csrcs.count))
+        w.u8((marker ? 0x80 : 0) | payloadType)
+        w.u16(sequenceNumber)
+        w.u32(timestamp)
+        w.u32(ssrc)
+        for i in 0..<csrcs.count { w.u32(csrcs[i]) }
+        return try w.finish()
     }
 
     /// Parses the packet in `bytes` (one whole datagram, after SRTP unprotect).
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(RTPError) -> RTPParsedPacket {
         let total = bytes.count
         guard total >= fixedSize else { throw .truncated("RTP packet of \(total) bytes < 12-byte header") }
-        let b0 = bytes[0]
+        var r = RTPReader(bytes)
+        let b0 = try r.u8()
         guard b0 >> 6 == version else { throw .malformed("RTP version \(b0 >> 6)") }
         let hasPadding = b0 & 0x20 != 0
         let hasExtension = b0 & 0x10 != 0
         let cc = Int(b0 & 0x0F)
-        var offset = fixedSize + 4 * cc
-        guard total >= offset else { throw .truncated("RTP header with \(cc) CSRCs needs \(offset) bytes, has \(total)") }
+        let headerEnd = fixedSize + 4 * cc
+        guard total >= headerEnd else { throw .truncated("RTP header with \(cc) CSRCs needs \(headerEnd) bytes, has \(total)") }
+        let b1 = try r.u8()
+        let sequenceNumber = try r.u16()
+        let timestamp = try r.u32()
+        let ssrc = try r.u32()
         var csrcs = RTPCSRCList()
-        for i in 0..<cc { csrcs.append(bytes.rtpU32(fixedSize + 4 * i)) }
-        let header = RTPHeader(marker: bytes[1] & 0x80 != 0, payloadType: bytes[1] & 0x7F,
-                               sequenceNumber: bytes.rtpU16(2), timestamp: bytes.rtpU32(4),
-                               ssrc: bytes.rtpU32(8), csrcs: csrcs, hasExtension: hasExtension,
+        for _ in 0..<cc { csrcs.append(try r.u32()) }
+        let header = RTPHeader(marker: b1 & 0x80 != 0, payloadType: b1 & 0x7F, sequenceNumber: sequenceNumber,
+                               timestamp: timestamp, ssrc: ssrc, csrcs: csrcs, hasExtension: hasExtension,
                                hasPadding: hasPadding)
 
         var profile: UInt16? = nil
-        var extensionRange = offset..<offset
+        var extensionRange = headerEnd..<headerEnd
         if hasExtension {
-            guard total >= offset + extensionHeaderSize else {
-                throw .truncated("RTP extension header at \(offset) past end \(total)")
+            guard r.remaining >= extensionHeaderSize else {
+                throw .truncated("RTP extension header at \(r.offset) past end \(total)")
             }
-            profile = bytes.rtpU16(offset)
-            let length = 4 * Int(bytes.rtpU16(offset + 2))
-            let start = offset + extensionHeaderSize
-            guard total - start >= length else {
+            profile = try r.u16()
+            let length = 4 * Int(try r.u16())
+            let start = r.offset
+            guard r.remaining >= length else {
                 throw .truncated("RTP extension of \(length) bytes at \(start) past end \(total)")
             }
-            extensionRange = start..<(start + length)
-            offset = start + length
+            try r.skip(length)
+            extensionRange = start..<r.offset
         }
+        let offset = r.offset
 
         var paddingLength = 0
         if hasPadding {
-            paddingLength = Int(bytes[total - 1])
+            paddingLength = Int(try r.u8(at: total - 1))
             guard paddingLength > 0 else { throw .malformed("RTP padding count 0") }
             guard paddingLength <= total - offset else {
                 throw .malformed("RTP padding of \(paddingLength) bytes exceeds the \(total - offset) after the header")

@@ -45,25 +45,25 @@ public enum RTPOneByteExtensions {
         /// The next element, nil at the end (or after ID 15). Throws `.truncated` when an
         /// element's data runs past the end of the block.
         public mutating func next(in data: UnsafeRawBufferPointer) throws(RTPError) -> Element? {
-            while !stopped && offset < data.count {
-                let b = data[offset]
+            var r = RTPReader(data)
+            try r.seek(to: offset)
+            defer { offset = r.offset }
+            while !stopped && !r.isAtEnd {
+                let b = try r.u8()
                 let id = b >> 4
-                if id == 0 {  // a padding byte (its length field is ignored, RFC 8285 §4.2)
-                    offset += 1
-                    continue
-                }
+                if id == 0 { continue }  // a padding byte (its length field is ignored, RFC 8285 §4.2)
                 if id == 15 {  // reserved: processing of the block ends here
                     stopped = true
                     return nil
                 }
                 let length = Int(b & 0x0F) + 1
-                let start = offset + 1
-                guard data.count - start >= length else {
+                let start = r.offset
+                guard r.remaining >= length else {
                     stopped = true
                     throw .truncated("one-byte extension id \(id) of \(length) bytes at \(start) past end \(data.count)")
                 }
-                offset = start + length
-                return Element(id: id, range: start..<(start + length))
+                try r.skip(length)
+                return Element(id: id, range: start..<r.offset)
             }
             return nil
         }
@@ -79,9 +79,10 @@ public enum RTPOneByteExtensions {
         }
         let end = offset + 1 + data.count
         guard offset >= 0, buffer.count >= end else { throw .bufferTooSmall(needed: end, available: buffer.count) }
-        buffer[offset] = id << 4 | UInt8(data.count - 1)
-        buffer.rtpCopy(data, at: offset + 1)
-        return end
+        var w = RTPWriter(buffer, at: offset)
+        w.u8(id << 4 | UInt8(data.count - 1))
+        w.bytes(data)
+        return try w.finish()
     }
 
     /// Writes the 4-byte block header at 0 for `dataBytes` of elements already written from
@@ -91,10 +92,12 @@ public enum RTPOneByteExtensions {
         let total = RTPHeader.extensionHeaderSize + padded
         guard dataBytes >= 0, padded / 4 <= Int(UInt16.max) else { throw .malformed("extension block of \(dataBytes) bytes") }
         guard buffer.count >= total else { throw .bufferTooSmall(needed: total, available: buffer.count) }
-        buffer.rtpPut16(profile, at: 0)
-        buffer.rtpPut16(UInt16(padded / 4), at: 2)
-        for i in (RTPHeader.extensionHeaderSize + dataBytes)..<total { buffer[i] = 0 }
-        return total
+        var w = RTPWriter(buffer)
+        w.u16(profile)
+        w.u16(UInt16(padded / 4))
+        w.seek(to: RTPHeader.extensionHeaderSize + dataBytes)
+        w.zeros(padded - dataBytes)
+        return try w.finish()
     }
 }
 
@@ -159,28 +162,25 @@ public struct RTPExtensionValues: Equatable, Sendable {
         let total = size(map: map)
         guard total > 0 else { return 0 }
         guard buffer.count >= total else { throw .bufferTooSmall(needed: total, available: buffer.count) }
-        var o = RTPHeader.extensionHeaderSize
+        var w = RTPWriter(buffer, at: RTPHeader.extensionHeaderSize)
         if let v = absSendTime, let id = map.absSendTime {
-            buffer[o] = id << 4 | 2
-            buffer.rtpPut24(v & 0xFF_FFFF, at: o + 1)
-            o += 4
+            w.u8(id << 4 | 2)
+            w.u24(v & 0xFF_FFFF)
         }
         if let v = transportSequenceNumber, let id = map.transportSequenceNumber {
-            buffer[o] = id << 4 | 1
-            buffer.rtpPut16(v, at: o + 1)
-            o += 3
+            w.u8(id << 4 | 1)
+            w.u16(v)
         }
         if let v = videoOrientation, let id = map.videoOrientation {
-            buffer[o] = id << 4
-            buffer[o + 1] = v.byte
-            o += 2
+            w.u8(id << 4)
+            w.u8(v.byte)
         }
         if let v = mid, let id = map.mid {
-            buffer[o] = id << 4 | UInt8(v.count - 1)
-            v.write(into: buffer, at: o + 1)
-            o += 1 + v.count
+            w.u8(id << 4 | UInt8(v.count - 1))
+            v.write(into: &w)
         }
-        return try RTPOneByteExtensions.finishBlock(dataBytes: o - RTPHeader.extensionHeaderSize, in: buffer)
+        let end = try w.finish()
+        return try RTPOneByteExtensions.finishBlock(dataBytes: end - RTPHeader.extensionHeaderSize, in: buffer)
     }
 
     /// Reads the known elements of a packet's extension block: `data` is the block's data
@@ -193,13 +193,14 @@ public struct RTPExtensionValues: Equatable, Sendable {
         var reader = RTPOneByteExtensions.Reader()
         while let e = try reader.next(in: data) {
             let n = e.range.count
-            let o = e.range.lowerBound
+            var field = RTPReader(data)
+            try field.seek(to: e.range.lowerBound)
             if e.id == map.absSendTime, n == 3 {
-                values.absSendTime = data.rtpU24(o)
+                values.absSendTime = try field.u24()
             } else if e.id == map.transportSequenceNumber, n == 2 {
-                values.transportSequenceNumber = data.rtpU16(o)
+                values.transportSequenceNumber = try field.u16()
             } else if e.id == map.videoOrientation, n == 1 {
-                values.videoOrientation = RTPVideoOrientation(byte: data[o])
+                values.videoOrientation = RTPVideoOrientation(byte: try field.u8())
             } else if e.id == map.mid {
                 values.mid = RTPMid(bytes: UnsafeRawBufferPointer(rebasing: data[e.range]))
             }
@@ -224,13 +225,14 @@ public struct RTPExtensionValues: Equatable, Sendable {
         var reader = RTPOneByteExtensions.Reader()
         var wrote = false
         while let e = try reader.next(in: UnsafeRawBufferPointer(data)) {
-            let o = e.range.lowerBound
+            var field = RTPWriter(data, at: e.range.lowerBound)
             if e.id == map.transportSequenceNumber, e.range.count == 2 {
-                data.rtpPut16(transportSequenceNumber, at: o)
+                field.u16(transportSequenceNumber)
                 wrote = true
             } else if e.id == map.absSendTime, e.range.count == 3 {
-                data.rtpPut24(absSendTime, at: o)
+                field.u24(absSendTime)
             }
+            _ = try field.finish()
         }
         return wrote
     }

@@ -1,3 +1,5 @@
+import RTCShareCore
+
 // The MID header extension (`urn:ietf:params:rtp-hdrext:sdes:mid`, RFC 9143 §15 and RFC 8843
 // §15.1): the RTCP SDES MID item's value carried in RTP packets, so that a receiver demultiplexing
 // a BUNDLE group can tell which m-line (`a=mid`) a packet belongs to before it has seen its
@@ -54,8 +56,8 @@ public struct RTPMid: Equatable, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Writes the `count` bytes at `offset`; the caller checked the room.
-    func write(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) {
-        for i in 0..<count { buffer[offset + i] = self[i] }
+    func write(into writer: inout RTPWriter) {
+        for i in 0..<count { writer.u8(self[i]) }
     }
 
     public var description: String { String(decoding: (0..<count).map { self[$0] }, as: UTF8.self) }

@@ -1,3 +1,5 @@
+import RTCShareCore
+
 // Per-stream send state (RFC 3550 §5.1, §6.4.1): the SSRC, the sequence number, the mapping
 // from the capture clock to the RTP clock, and the counters a sender report needs. Sans-IO:
 // capture times come in as microseconds, packets go out into the caller's buffers.
@@ -108,7 +110,8 @@ public struct RTPStream: Sendable {
                                      payload: UnsafeRawBufferPointer) throws(RTPError) -> Int {
         let h = try writeHeader(into: buffer, timestamp: timestamp, marker: marker,
                                 extensions: extensions, map: map, payloadSize: payload.count)
-        buffer.rtpCopy(payload, at: h)
-        return h + payload.count
+        var w = RTPWriter(buffer, at: h)
+        w.bytes(payload)
+        return try w.finish()
     }
 }

@@ -1,3 +1,5 @@
+import RTCShareCore
+
 // RTP retransmission payload format, RFC 4588 §4, for session multiplexing (its own SSRC and
 // payload type, negotiated with a=fmtp:<rtx pt> apt=<original pt>):
 //
@@ -57,10 +59,12 @@ public struct RTXPacketizer: Sendable {
         header.sequenceNumber = nextSequenceNumber
         header.hasPadding = false
         let h = try header.write(into: buffer)
+        var w = RTPWriter(buffer, at: h)
         // The extension block (its own header included) as it was.
-        buffer.rtpCopy(UnsafeRawBufferPointer(rebasing: original[h..<parsed.headerLength]), at: h)
-        buffer.rtpPut16(parsed.header.sequenceNumber, at: parsed.headerLength)
-        buffer.rtpCopy(UnsafeRawBufferPointer(rebasing: original[parsed.payloadRange]), at: parsed.headerLength + 2)
+        w.bytes(UnsafeRawBufferPointer(rebasing: original[h..<parsed.headerLength]))
+        w.u16(parsed.header.sequenceNumber)
+        w.bytes(UnsafeRawBufferPointer(rebasing: original[parsed.payloadRange]))
+        _ = try w.finish()
         nextSequenceNumber &+= 1
         packetCount &+= 1
         octetCount &+= UInt32(truncatingIfNeeded: 2 + parsed.payloadRange.count)
@@ -82,12 +86,15 @@ public struct RTXPacketizer: Sendable {
         var header = parsed.header
         header.ssrc = originalSSRC
         header.payloadType = originalPayloadType
-        header.sequenceNumber = rtx.rtpU16(parsed.headerLength)
+        var r = RTPReader(rtx)
+        try r.seek(to: parsed.payloadRange.lowerBound)
+        header.sequenceNumber = try r.u16()
         header.hasPadding = false
+        let payload = try r.bytes(parsed.payloadRange.upperBound - r.offset)
         let h = try header.write(into: buffer)
-        buffer.rtpCopy(UnsafeRawBufferPointer(rebasing: rtx[h..<parsed.headerLength]), at: h)
-        let payload = (parsed.payloadRange.lowerBound + 2)..<parsed.payloadRange.upperBound
-        buffer.rtpCopy(UnsafeRawBufferPointer(rebasing: rtx[payload]), at: parsed.headerLength)
-        return n
+        var w = RTPWriter(buffer, at: h)
+        w.bytes(UnsafeRawBufferPointer(rebasing: rtx[h..<parsed.headerLength]))
+        w.bytes(payload)
+        return try w.finish()
     }
 }

@@ -1,4 +1,5 @@
 import CSRTP
+import RTCShareCore
 
 // SRTP and SRTCP protection through libsrtp2 (RFC 3711, RFC 7714), in place in the caller's
 // packet buffer.
@@ -165,14 +166,15 @@ public struct SRTPContext: ~Copyable {
         guard length >= 12 + trailer else {
             throw .srtp("RTP packet of \(length) bytes is too short (at least \(12 + trailer))", status: badParam)
         }
-        let b = UnsafeRawBufferPointer(buffer)
-        guard b[0] >> 6 == 2 else { throw .srtp("RTP version \(b[0] >> 6)", status: badParam) }
-        var header = 12 + 4 * Int(b[0] & 0x0F)
-        if b[0] & 0x10 != 0 {
+        let r = RTPReader(UnsafeRawBufferPointer(buffer))
+        let b0 = try r.u8(at: 0)
+        guard b0 >> 6 == 2 else { throw .srtp("RTP version \(b0 >> 6)", status: badParam) }
+        var header = 12 + 4 * Int(b0 & 0x0F)
+        if b0 & 0x10 != 0 {
             guard length >= header + 4 + trailer else {
                 throw .srtp("RTP extension header past the packet end", status: badParam)
             }
-            header += 4 + 4 * (Int(b[header + 2]) << 8 | Int(b[header + 3]))
+            header += 4 + 4 * Int(try r.u16(at: header + 2))
         }
         guard header + trailer <= length else {
             throw .srtp("RTP header of \(header) bytes in a \(length)-byte packet", status: badParam)

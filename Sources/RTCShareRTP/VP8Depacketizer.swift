@@ -1,3 +1,5 @@
+import RTCShareCore
+
 // Reassembles VP8 frames (RFC 7741) from RTP packets that arrive in order (after any
 // jitter buffer), into one caller-provided frame buffer.
 //
@@ -135,12 +137,13 @@ public struct VP8Depacketizer: Sendable {
             assembly = fresh
         }
 
-        guard frameBuffer.count - assembly.bytes >= data.count else {
+        var w = RTPWriter(frameBuffer, at: assembly.bytes)
+        w.bytes(data)
+        guard w.fits else {
             drop(&out, .tooLarge)
             state = .discarding(timestamp)
             return out
         }
-        frameBuffer.rtpCopy(data, at: assembly.bytes)
         assembly.bytes += data.count
         assembly.nextSequence = seq &+ 1
         if marker {

@@ -1,3 +1,5 @@
+import RTCShareCore
+
 // RFC 7741 packetization of one encoded VP8 frame: the frame is cut into chunks of balanced
 // sizes (they differ by at most one byte, so there is no runt last packet), each behind a
 // 4-byte payload descriptor
@@ -85,10 +87,11 @@ public struct VP8FramePlan: Equatable, Sendable {
         let range = frameRange(ofPacket: index)
         let n = VP8Packetizer.descriptorSize + range.count
         guard buffer.count >= n else { throw .bufferTooSmall(needed: n, available: buffer.count) }
-        buffer[0] = index == 0 ? 0x90 : 0x80
-        buffer[1] = 0x80
-        buffer.rtpPut16(0x8000 | pictureID, at: 2)
-        buffer.rtpCopy(UnsafeRawBufferPointer(rebasing: frame[range]), at: VP8Packetizer.descriptorSize)
-        return n
+        var w = RTPWriter(buffer)
+        w.u8(index == 0 ? 0x90 : 0x80)
+        w.u8(0x80)
+        w.u16(0x8000 | pictureID)
+        w.bytes(UnsafeRawBufferPointer(rebasing: frame[range]))
+        return try w.finish()
     }
 }

@@ -1,3 +1,5 @@
+import RTCShareCore
+
 // The VP8 payload descriptor, RFC 7741 §4.2, at the start of every VP8 RTP payload:
 //
 //           0 1 2 3 4 5 6 7
@@ -78,72 +80,57 @@ public struct VP8PayloadDescriptor: Equatable, Sendable {
         }
         if let t = temporalLayer, t > 3 { throw .malformed("VP8 TID \(t) > 3") }
         if let k = keyIndex, k > 31 { throw .malformed("VP8 KEYIDX \(k) > 31") }
-        let x = hasExtension
-        buffer[0] = (x ? 0x80 : 0) | (nonReference ? 0x20 : 0) | (startOfPartition ? 0x10 : 0) | partitionIndex
-        guard x else { return 1 }
-        let tk = temporalLayer != nil || keyIndex != nil
-        buffer[1] = (pictureID != nil ? 0x80 : 0) | (tl0PicIndex != nil ? 0x40 : 0)
-            | (temporalLayer != nil ? 0x20 : 0) | (keyIndex != nil ? 0x10 : 0)
-        var o = 2
-        if let p = pictureID {
-            if longPictureID {
-                buffer.rtpPut16(0x8000 | p, at: o)
-                o += 2
-            } else {
-                buffer[o] = UInt8(p)
-                o += 1
+        var w = RTPWriter(buffer)
+        w.u8((hasExtension ? 0x80 : 0) | (nonReference ? 0x20 : 0) | (startOfPartition ? 0x10 : 0) | partitionIndex)
+        if hasExtension {
+            w.u8((pictureID != nil ? 0x80 : 0) | (tl0PicIndex != nil ? 0x40 : 0)
+                 | (temporalLayer != nil ? 0x20 : 0) | (keyIndex != nil ? 0x10 : 0))
+            if let p = pictureID {
+                if longPictureID { w.u16(0x8000 | p) } else { w.u8(UInt8(p)) }
+            }
+            if let l = tl0PicIndex { w.u8(l) }
+            if temporalLayer != nil || keyIndex != nil {
+                w.u8((temporalLayer ?? 0) << 6 | (temporalLayer != nil && layerSync ? 0x20 : 0) | (keyIndex ?? 0))
             }
         }
-        if let l = tl0PicIndex {
-            buffer[o] = l
-            o += 1
-        }
-        if tk {
-            buffer[o] = (temporalLayer ?? 0) << 6 | (temporalLayer != nil && layerSync ? 0x20 : 0) | (keyIndex ?? 0)
-            o += 1
-        }
-        return o
+        return try w.finish()
     }
 
     /// Parses the descriptor at the start of a VP8 payload; returns it and its size (the VP8
     /// data starts there).
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(RTPError) -> (VP8PayloadDescriptor, size: Int) {
-        guard bytes.count >= 1 else { throw .truncated("empty VP8 payload") }
-        let b0 = bytes[0]
+        var r = RTPReader(bytes)
+        guard r.remaining >= 1 else { throw .truncated("empty VP8 payload") }
+        let b0 = try r.u8()
         var d = VP8PayloadDescriptor(nonReference: b0 & 0x20 != 0, startOfPartition: b0 & 0x10 != 0,
                                      partitionIndex: b0 & 0x07)
-        guard b0 & 0x80 != 0 else { return (d, 1) }
-        guard bytes.count >= 2 else { throw .truncated("VP8 descriptor X byte missing") }
-        let x = bytes[1]
-        var o = 2
+        guard b0 & 0x80 != 0 else { return (d, r.offset) }
+        guard r.remaining >= 1 else { throw .truncated("VP8 descriptor X byte missing") }
+        let x = try r.u8()
         if x & 0x80 != 0 {
-            guard bytes.count > o else { throw .truncated("VP8 PictureID missing") }
-            if bytes[o] & 0x80 != 0 {
-                guard bytes.count >= o + 2 else { throw .truncated("VP8 15-bit PictureID cut") }
-                d.pictureID = bytes.rtpU16(o) & 0x7FFF
+            guard r.remaining >= 1 else { throw .truncated("VP8 PictureID missing") }
+            if try r.u8(at: r.offset) & 0x80 != 0 {
+                guard r.remaining >= 2 else { throw .truncated("VP8 15-bit PictureID cut") }
+                d.pictureID = try r.u16() & 0x7FFF
                 d.longPictureID = true
-                o += 2
             } else {
-                d.pictureID = UInt16(bytes[o])
+                d.pictureID = UInt16(try r.u8())
                 d.longPictureID = false
-                o += 1
             }
         }
         if x & 0x40 != 0 {
-            guard bytes.count > o else { throw .truncated("VP8 TL0PICIDX missing") }
-            d.tl0PicIndex = bytes[o]
-            o += 1
+            guard r.remaining >= 1 else { throw .truncated("VP8 TL0PICIDX missing") }
+            d.tl0PicIndex = try r.u8()
         }
         if x & 0x30 != 0 {
-            guard bytes.count > o else { throw .truncated("VP8 TID/KEYIDX byte missing") }
-            let tk = bytes[o]
+            guard r.remaining >= 1 else { throw .truncated("VP8 TID/KEYIDX byte missing") }
+            let tk = try r.u8()
             if x & 0x20 != 0 {
                 d.temporalLayer = tk >> 6
                 d.layerSync = tk & 0x20 != 0
             }
             if x & 0x10 != 0 { d.keyIndex = tk & 0x1F }
-            o += 1
         }
-        return (d, o)
+        return (d, r.offset)
     }
 }

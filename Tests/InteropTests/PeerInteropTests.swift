@@ -1,4 +1,5 @@
 import Foundation
+import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
 import RTCShareRTP

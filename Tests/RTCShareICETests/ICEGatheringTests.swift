@@ -1,4 +1,5 @@
 import Testing
+import RTCShareCore
 @testable import RTCShareICE
 import TestSupport
 

@@ -1,3 +1,4 @@
+import RTCShareCore
 @testable import RTCShareICE
 import TestSupport
 

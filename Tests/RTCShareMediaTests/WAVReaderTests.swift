@@ -1,5 +1,6 @@
 import TestSupport
 import Testing
+import RTCShareCore
 @testable import RTCShareMedia
 
 @Suite struct WAVReaderTests {

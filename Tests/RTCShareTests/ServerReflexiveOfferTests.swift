@@ -1,3 +1,4 @@
+import RTCShareCore
 import RTCShareDTLS
 import RTCShareICE
 import RTCShareWHIP
