@@ -117,7 +117,7 @@ let package = Package(
 
         // What the test targets share and the product never links: the seeded generator, the
         // fake clock, the simulated lossy link, and the helpers that run and wait on processes.
-        .target(name: "TestSupport", dependencies: ["RTCShareMedia", "RTCShareICE"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["RTCShareCore"], path: "Tests/TestSupport"),
 
         .testTarget(name: "RTCShareCoreTests", dependencies: ["RTCShareCore"]),
         .testTarget(name: "RTCShareTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP",

@@ -18,7 +18,7 @@ struct ICESimulation {
     var now = ICETime.zero
     /// Both directions share one link, 10 ms each way, so a seed's draws follow the order
     /// the agents sent in.
-    var link: LossyLink<ICETime, Datagram>
+    var link: LossyLink<Datagram>
     var eventsA: [(ICETime, ICEEvent)] = []
     var eventsB: [(ICETime, ICEEvent)] = []
     var blackhole: Bool {

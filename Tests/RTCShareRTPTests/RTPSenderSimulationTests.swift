@@ -12,7 +12,7 @@ import Testing
     static let key = try! SRTPMasterKey(profile: .aesCM128HmacSHA1_80, bytes: (0..<30).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 5) })
 
     /// One direction of the simulated path (TestSupport's link), in the RTP core's time.
-    typealias Link = LossyLink<MediaTime, [UInt8]>
+    typealias Link = LossyLink<[UInt8]>
 
     /// The far end: the receive core (`RTPReceiver`, as the built-in receiver runs it), with
     /// what it hands out collected. Feedback the core does not make itself (REMB, FIR) can be

@@ -1,5 +1,4 @@
 import RTCShareCore
-import RTCShareMedia
 
 /// The tests' stand-in for the monotonic clock: time moves only when a test moves it, and never
 /// backwards. It starts well away from zero so timestamps derived from it are not trivially small.

@@ -1,3 +1,5 @@
+import RTCShareCore
+
 /// One direction of a simulated network path in fake time: each datagram sent is lost (the
 /// link is down, its index is listed, or a seeded draw falls under `loss`) or arrives
 /// `delay` later, in the order sent. Two endpoints in one process talk over a pair of these,
@@ -6,7 +8,7 @@
 /// Invariants: one draw per datagram sent while the link is up and its index is not listed (no
 /// draw otherwise), so a seed's sequence of decisions depends only on what was sent; the delay
 /// is fixed, so what is in flight is always in arrival order.
-public struct LossyLink<Instant: SimulatedInstant, Payload> {
+public struct LossyLink<Payload> {
     /// How a datagram's loss is drawn. Two forms, because seeded tests were written against
     /// each and a different draw would lose different datagrams: a whole percentage drawn as an
     /// integer in 0..<100 (the RTP simulations) or a probability drawn as a `Double` in 0..<1
@@ -16,7 +18,7 @@ public struct LossyLink<Instant: SimulatedInstant, Payload> {
         case probability(Double)
     }
 
-    public var delay: Instant.Interval
+    public var delay: MediaDuration
     public var loss: Loss
     /// Indices (counting every datagram sent, from 0) lost whatever the draw.
     public var loseIndices: Set<Int> = []
@@ -26,9 +28,9 @@ public struct LossyLink<Instant: SimulatedInstant, Payload> {
     public private(set) var sent = 0
     public private(set) var lost = 0
     private var random: SeededRandom
-    private var inFlight: [(at: Instant, payload: Payload)] = []
+    private var inFlight: [(at: MediaTime, payload: Payload)] = []
 
-    public init(delay: Instant.Interval, loss: Loss = .percent(0), seed: UInt64) {
+    public init(delay: MediaDuration, loss: Loss = .percent(0), seed: UInt64) {
         self.delay = delay
         self.loss = loss
         random = SeededRandom(seed: seed)
@@ -54,23 +56,23 @@ public struct LossyLink<Instant: SimulatedInstant, Payload> {
     }
 
     /// Puts `payload` in flight, arriving `delay` after `now` (no loss decided here).
-    public mutating func carry(_ payload: Payload, from now: Instant) {
+    public mutating func carry(_ payload: Payload, from now: MediaTime) {
         inFlight.append((now + delay, payload))
     }
 
     /// Sends `payload` at `now`; returns whether it will arrive.
     @discardableResult
-    public mutating func send(_ payload: Payload, at now: Instant) -> Bool {
+    public mutating func send(_ payload: Payload, at now: MediaTime) -> Bool {
         if losesNext() { return false }
         carry(payload, from: now)
         return true
     }
 
     /// When the next datagram in flight arrives, if any is.
-    public var nextArrival: Instant? { inFlight.first?.at }
+    public var nextArrival: MediaTime? { inFlight.first?.at }
 
     /// Takes the datagrams that have arrived by `now`, in the order sent.
-    public mutating func arrivals(until now: Instant) -> [Payload] {
+    public mutating func arrivals(until now: MediaTime) -> [Payload] {
         let due = inFlight.prefix { $0.at <= now }.map(\.payload)
         inFlight.removeFirst(due.count)
         return due
