@@ -67,6 +67,8 @@ public struct SinkRequests: Sendable, Equatable {
     /// Media just started to flow to a receiver that has seen nothing (a connection came up):
     /// the next frame must be a keyframe, whatever the keyframe rate limit says.
     public var mediaStarted = false
+    /// The receiver's RTCP stopped arriving, or came back.
+    public var feedback: FeedbackChange?
 
     public init(keyframe: Bool = false, bitrateCeilingKbps: Int? = nil, videoFractionLost: UInt8? = nil,
                 nextWakeup: MediaTime? = nil) {

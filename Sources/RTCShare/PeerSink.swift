@@ -142,8 +142,10 @@ public final class PeerSink: MediaSink {
         }
         sender.poll(at: now, transmit: transmit)
         let wanted = sender.takeRequests()
-        return SinkRequests(keyframe: wanted.keyframe, bitrateCeilingKbps: wanted.bitrateCeilingKbps,
-                            videoFractionLost: wanted.videoFractionLost, nextWakeup: sender.nextDeadline)
+        var requests = SinkRequests(keyframe: wanted.keyframe, bitrateCeilingKbps: wanted.bitrateCeilingKbps,
+                                    videoFractionLost: wanted.videoFractionLost, nextWakeup: sender.nextDeadline)
+        requests.feedback = wanted.feedback
+        return requests
     }
 
     /// Hands what is waiting on `socket` to the core (a bounded number per call).

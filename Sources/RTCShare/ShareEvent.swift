@@ -12,6 +12,11 @@ public enum ShareEvent: Sendable, Equatable {
     case resumed
     case sourceStalled(restartAttempt: Int)
     case sourceRecovered(afterMilliseconds: Int64)
+    /// No RTCP came from an output's receiver for this long (wrong address or key, receiver not
+    /// running, a firewall): media may be going nowhere. Said once per silence.
+    case receiverSilent(output: String, milliseconds: Int64)
+    /// RTCP came from that receiver again after a silence of this long.
+    case receiverHeardAgain(output: String, afterMilliseconds: Int64)
     /// Once a second while running: the counters so far and the outputs' transport figures.
     case progress(ShareProgress)
     /// Something an output wants the user to know (a receiver left, a key problem); one line.

@@ -341,6 +341,11 @@ public final class ShareSession: Sendable {
                     let requests = try sink.service(at: now)
                     for line in sink.takeNotices() { onEvent(.notice(line)) }
                     if requests.mediaStarted { keyframeNow = true }
+                    switch requests.feedback {
+                    case .silent(let ms)?: onEvent(.receiverSilent(output: sink.name, milliseconds: ms))
+                    case .resumed(let ms)?: onEvent(.receiverHeardAgain(output: sink.name, afterMilliseconds: ms))
+                    case nil: break
+                    }
                     if requests.keyframe {
                         if paused { keyframeRequested.store(true, ordering: .releasing) } else {
                             try handle(pacer.keyframeRequested(at: now), at: now)

@@ -274,6 +274,7 @@ public final class WHIPSink: MediaSink {
         var requests = SinkRequests(keyframe: wanted.keyframe, bitrateCeilingKbps: wanted.bitrateCeilingKbps,
                                     videoFractionLost: wanted.videoFractionLost, nextWakeup: transport.nextDeadline)
         requests.mediaStarted = wanted.mediaStarted
+        requests.feedback = wanted.feedback
         return requests
     }
 

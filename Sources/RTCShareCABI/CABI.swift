@@ -146,6 +146,14 @@ final class CSession: @unchecked Sendable {
         case .notice(let line):
             type = RTCSHARE_EVENT_NOTICE
             text = line
+        case .receiverSilent(let output, let ms):
+            type = RTCSHARE_EVENT_RECEIVER_SILENT
+            value = ms
+            text = output
+        case .receiverHeardAgain(let output, let ms):
+            type = RTCSHARE_EVENT_RECEIVER_HEARD_AGAIN
+            value = ms
+            text = output
         case .finished(let reason):
             type = RTCSHARE_EVENT_FINISHED
             text = reason.description

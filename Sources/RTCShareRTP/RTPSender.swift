@@ -49,6 +49,8 @@ public struct SenderRequests: Sendable, Equatable {
     public var peerLeft = false
     /// Media just started to flow (keys arrived): the receiver needs a keyframe now.
     public var mediaStarted = false
+    /// The receiver's RTCP stopped arriving, or came back (`FeedbackWatch`).
+    public var feedback: FeedbackChange?
 
     public init(keyframe: Bool = false, bitrateCeilingKbps: Int? = nil, videoFractionLost: UInt8? = nil,
                 peerLeft: Bool = false) {
@@ -80,6 +82,8 @@ public struct RTPSenderConfiguration: Sendable {
     public var audioMID: RTPMid? = nil
     /// Bytes of sent video kept for NACK (from the budget).
     public var historyBytes = 512 << 10
+    /// How long without RTCP from the receiver before the sender says it is silent.
+    public var feedbackSilenceLimit = FeedbackWatch.defaultSilenceLimit
     /// Resends allowed per second and in one burst (a NACK storm cannot make us an amplifier).
     public var retransmitBytesPerSecond = 400_000
     public var retransmitBurstBytes = 256 << 10
@@ -136,6 +140,8 @@ public final class RTPSender {
     private var nextVideoReport: MediaTime?
     private var nextAudioReport: MediaTime?
     private var requests = SenderRequests()
+    /// How long the receiver has been quiet.
+    public private(set) var feedbackWatch: FeedbackWatch
     private var random: any RandomNumberGenerator
 
     /// Bytes of the history and its index, from the budget (the planner counts them).
@@ -149,6 +155,7 @@ public final class RTPSender {
     public init(configuration: RTPSenderConfiguration, budget: MemoryBudget,
                 random: some RandomNumberGenerator) throws(RTPError) {
         self.configuration = configuration
+        feedbackWatch = FeedbackWatch(silenceLimit: configuration.feedbackSilenceLimit)
         var rng: any RandomNumberGenerator = random
         let identity = configuration.identity ?? RTPSenderIdentity(using: &rng)
         cname = identity.cname
@@ -250,6 +257,7 @@ public final class RTPSender {
             try sendPackets(of: &plan, frame: frame, timestamp: timestamp, plain: plain, last: last, transmit)
         }
         if nextVideoReport == nil { nextVideoReport = now + .milliseconds(100) }
+        feedbackWatch.mediaStarted(at: now)
     }
 
     /// Writes, keeps and transmits the packets of one planned frame; the last carries the
@@ -338,6 +346,7 @@ public final class RTPSender {
             try RTCPParser.parse(UnsafeRawBufferPointer(rebasing: datagram[0..<length])) { item in
                 handle(item, at: now, transmit: transmit)
             }
+            if let change = feedbackWatch.heard(at: now) { requests.feedback = change }
         } catch {
             stats.malformedReceived += 1
         }
@@ -414,6 +423,7 @@ public final class RTPSender {
     /// Sends the reports that are due. Call at `nextDeadline` (and whenever convenient).
     public func poll(at now: MediaTime, transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
         guard connected else { return }
+        if let change = feedbackWatch.check(at: now) { requests.feedback = change }
         if let due = nextVideoReport, due <= now {
             sendReport(for: video, bye: false, route: .videoRTCP, at: now, transmit)
             nextVideoReport = now + reportInterval()
@@ -433,10 +443,7 @@ public final class RTPSender {
     /// When `poll` has something to send next; nil: nothing scheduled.
     public var nextDeadline: MediaTime? {
         guard connected else { return nil }
-        switch (nextVideoReport, nextAudioReport) {
-        case let (v?, a?): return min(v, a)
-        case let (v, a): return v ?? a
-        }
+        return [nextVideoReport, nextAudioReport, feedbackWatch.deadline].compactMap { $0 }.min()
     }
 
     /// RFC 3550 §6.3.5: the interval randomised to 0.5...1.5 of its nominal second, so reports
@@ -468,5 +475,6 @@ public final class RTPSender {
         }
         nextVideoReport = nil
         nextAudioReport = nil
+        feedbackWatch.stop()
     }
 }

@@ -45,6 +45,11 @@ final class Log: @unchecked Sendable {
             line("rtcshare: source recovered after \(ms) ms")
         case .notice(let text):
             line("rtcshare: \(text)")
+        case .receiverSilent(let output, let ms):
+            line("rtcshare: warning: no RTCP from the receiver (\(output)) for \(ms / 1000) s: "
+                 + "is it running, at that address, with the same key?")
+        case .receiverHeardAgain(let output, let ms):
+            line("rtcshare: the receiver (\(output)) is reporting again after \(ms / 1000) s of silence")
         case .finished(let reason):
             line("rtcshare: finished: \(reason)")
         }

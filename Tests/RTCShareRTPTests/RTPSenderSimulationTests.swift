@@ -264,6 +264,28 @@ import Testing
         #expect(sim.sender.nextDeadline == nil, "no more reports after the goodbye")
     }
 
+    @Test func aReceiverThatFallsSilentIsNoticedOnceAndSoIsItsReturn() throws {
+        let sim = try Simulation(loss: 0, seed: 18)
+        try sim.run(for: .seconds(2))
+        #expect(sim.requests.allSatisfy { $0.1.feedback == nil }, "reports every 200 ms: never silent")
+        sim.backward.isDown = true
+        let silentFrom = sim.now
+        try sim.run(for: .seconds(8))
+        let silences = sim.requests.filter { if case .silent? = $0.1.feedback { true } else { false } }
+        #expect(silences.count == 1)
+        // The last report got through shortly before the link went down; the silence is said
+        // five seconds after it, give or take a report interval and a step.
+        if let said = silences.first?.at {
+            #expect(said > silentFrom + .milliseconds(4_700) && said <= silentFrom + .milliseconds(5_010))
+        }
+        sim.backward.isDown = false
+        try sim.run(for: .seconds(1))
+        let ends = sim.requests.compactMap { if case .resumed(let ms)? = $0.1.feedback { ms } else { nil } }
+        #expect(ends.count == 1)
+        #expect((7_900...8_500).contains(ends.first ?? 0), "the silence lasted the 8 s the link was down")
+        #expect(sim.sender.feedbackWatch.silences == 1)
+    }
+
     @Test func theSameSeedGivesTheSameCounters() throws {
         func counters() throws -> [Int] {
             let sim = try Simulation(loss: 7, seed: 17)

@@ -124,6 +124,8 @@ enum rtcshare_event_type {
     RTCSHARE_EVENT_PROGRESS = 7,         /* once a second; rtcshare_session_stats has the figures */
     RTCSHARE_EVENT_NOTICE = 8,           /* text: one line */
     RTCSHARE_EVENT_FINISHED = 9,         /* text: the reason ("duration reached", "stopped: …", "failed: …") */
+    RTCSHARE_EVENT_RECEIVER_SILENT = 10, /* value: ms without RTCP from the receiver; text: the output */
+    RTCSHARE_EVENT_RECEIVER_HEARD_AGAIN = 11, /* value: ms the silence lasted; text: the output */
 };
 
 typedef struct rtcshare_event {
