@@ -146,9 +146,11 @@ struct X11Connection: ~Copyable {
         segmentBytes = bytes
     }
 
-    /// Asks the server to write screen rows [y, y + rows) into the segment; returns the
+    /// Asks the server to write screen rows [y, y + rows), `width` pixels wide (the screen's
+    /// width now, which may differ from the one the connection started with), into the
+    /// segment; returns the
     /// request's sequence number for `waitForImage`.
-    func requestImage(y: Int, rows: Int) -> UInt32 {
+    func requestImage(y: Int, rows: Int, width: Int) -> UInt32 {
         let cookie = xcb_shm_get_image(connection, root, 0, Int16(y), UInt16(width), UInt16(rows),
                                        ~0, UInt8(XCB_IMAGE_FORMAT_Z_PIXMAP.rawValue), segment, 0)
         return cookie.sequence

@@ -17,6 +17,13 @@ import RTCShareMedia
 /// written and compared with the last delivered frame's; a frame whose strips all match is
 /// dropped and reported `.unchanged` (alive, so the watchdog is content and the filler repeats).
 ///
+/// A screen that changes size mid-share (RandR) is followed: the size frames are delivered at
+/// stays what the share started with (the pool, the encoder and the plan are sized for it), and
+/// the new screen is fitted into it, aspect kept and centred on black (letterboxed, never
+/// scaled up). The size is checked once a second and whenever the server refuses a strip; a new
+/// screen whose strips need a larger segment or scratch than were reserved ends the share with
+/// that line (a screen over about 8000 pixels wide).
+///
 /// Failure: the server refusing a request or the connection dropping throws (the share ends
 /// with that line); a server that stops answering makes captures report `.nothingYet`, which the
 /// watchdog sees as a stall. `restart()` opens a new connection and segment once the server
@@ -25,19 +32,31 @@ import RTCShareMedia
 public final class X11Source: SharedMemorySource {
     public let name: String
     public let format = PixelFormat.i420
-    public var frameWidth: Int { plan.frameWidth }
-    public var frameHeight: Int { plan.frameHeight }
+    public var frameWidth: Int { delivered?.width ?? plan.frameWidth }
+    public var frameHeight: Int { delivered?.height ?? plan.frameHeight }
     public let isLive = true
     public let fixedOrientation: Orientation? = .up
 
     /// The display as given or taken from $DISPLAY.
     public let display: String
-    public let screenWidth: Int
-    public let screenHeight: Int
+    /// The screen's size now (it may change mid-share).
+    public private(set) var screenWidth: Int
+    public private(set) var screenHeight: Int
     /// Captures per second (the capture runs on a fixed grid at this rate).
     public let framesPerSecond: Int
     /// How strips are read and placed; fixed once `prepare` has run.
     public private(set) var plan: X11StripPlan
+
+    /// The size frames are delivered at, fixed by `prepare`; the plan's frame sits in it at
+    /// `placement` (the origin, until the screen changes shape).
+    private var delivered: PictureSize?
+    private var placement = (x: 0, y: 0)
+    /// Times the screen changed size and the share followed.
+    public private(set) var screenChanges = 0
+    /// How often the screen's size is asked for (a change that does not make GetImage fail,
+    /// a larger screen, is only seen this way).
+    static let sizeCheckInterval = MediaDuration.seconds(1)
+    private var nextSizeCheck: MediaTime
 
     /// How long one strip may take before the capture counts the server as not answering.
     public static let replyTimeout = MediaDuration.milliseconds(250)
@@ -66,6 +85,7 @@ public final class X11Source: SharedMemorySource {
         plan = X11StripPlan.make(screenWidth: connection.width, screenHeight: connection.height,
                                  frame: PictureSize(width: connection.width, height: connection.height))
         nextCapture = MonotonicClock.now()
+        nextSizeCheck = nextCapture + Self.sizeCheckInterval
     }
 
     /// Makes the source deliver the screen shrunk (aspect kept) to fit `box`; a screen that
@@ -109,10 +129,23 @@ public final class X11Source: SharedMemorySource {
     // MARK: memory
 
     /// The segment GetImage writes strips into: shared with the X server, so outside the budget.
-    public var sharedMemoryBytes: Int { Self.pageAligned(plan.segmentBytes) }
+    /// Room for the strips of any screen up to about 8000 pixels wide (`X11StripPlan` keeps a
+    /// strip near `targetSegmentBytes`), so a screen that changes size mid-share fits it too;
+    /// pages the server never writes are never resident.
+    public var sharedMemoryBytes: Int { Self.pageAligned(max(plan.segmentBytes, X11StripPlan.targetSegmentBytes)) }
 
     /// The fused transform's scratch for one strip.
-    public var budgetBytes: Int { Self.transformScratchBytes(plan) + 4096 }
+    public var budgetBytes: Int { Self.reservedScratchBytes(plan) + 4096 }
+
+    /// The scratch reserved: the plan's, or that of a 4K-wide screen shrunk into the same frame
+    /// if larger, so the screen may change size mid-share.
+    static func reservedScratchBytes(_ plan: X11StripPlan) -> Int {
+        let wide = X11StripPlan.make(screenWidth: 3840, screenHeight: 2160,
+                                     frame: X11StripPlan.fittedSize(screenWidth: 3840, screenHeight: 2160,
+                                                                    into: PictureSize(width: plan.frameWidth,
+                                                                                      height: plan.frameHeight)))
+        return max(transformScratchBytes(plan), transformScratchBytes(wide), 64)
+    }
 
     static func pageAligned(_ bytes: Int) -> Int { (bytes + 4095) & ~4095 }
 
@@ -130,7 +163,7 @@ public final class X11Source: SharedMemorySource {
 
     public func prepare(budget: MemoryBudget) throws(SourceError) {
         do {
-            let block = try BudgetBlock(budget: budget, byteCount: max(Self.transformScratchBytes(plan), 64))
+            let block = try BudgetBlock(budget: budget, byteCount: Self.reservedScratchBytes(plan))
             scratchBase = block.base
             scratchBytes = block.byteCount
             scratch = consume block
@@ -140,6 +173,7 @@ public final class X11Source: SharedMemorySource {
         try connection.attachSegment(bytes: sharedMemoryBytes)
         stripHashes = [UInt64](repeating: 0, count: plan.stripCount)
         hasDelivered = false
+        delivered = PictureSize(width: plan.frameWidth, height: plan.frameHeight)
         prepared = true
     }
 
@@ -169,16 +203,25 @@ public final class X11Source: SharedMemorySource {
         }
         MonotonicClock.sleep(until: nextCapture)
         let started = MonotonicClock.now()
+        if started >= nextSizeCheck {
+            nextSizeCheck = started + Self.sizeCheckInterval
+            if let now = connection.currentScreenSize(), now.width != screenWidth || now.height != screenHeight {
+                try follow(now)
+            }
+        }
         let interval = MediaDuration.frameInterval(framesPerSecond: framesPerSecond)
         repeat { nextCapture += interval } while nextCapture <= started
 
         var frame: FrameSlot
         do {
-            frame = try pool.acquire(format: .i420, width: plan.frameWidth, height: plan.frameHeight)
+            frame = try pool.acquire(format: .i420, width: frameWidth, height: frameHeight)
         } catch {
             return .unchanged  // every slot is busy downstream: this capture is skipped (alive)
         }
-        let pass = frame.withMutablePixels { pixels in readStrips(into: pixels) }
+        let pass = frame.withMutablePixels { pixels in
+            paintBorders(pixels)
+            return readStrips(into: pixels)
+        }
         switch pass {
         case .complete(let changed):
             guard changed || !hasDelivered else { return .unchanged }
@@ -196,7 +239,8 @@ public final class X11Source: SharedMemorySource {
                 throw connection.lostConnection
             case .refused(let code):
                 if let now = connection.currentScreenSize(), now.width != screenWidth || now.height != screenHeight {
-                    throw SourceError("x11: the screen of \(display) changed size from \(screenWidth)x\(screenHeight) to \(now.width)x\(now.height); start the share again")
+                    try follow(now)
+                    return .nothingYet
                 }
                 throw SourceError("x11: the X server \(display) refused GetImage at row \(stripY) (X error \(code))")
             case .ready:
@@ -214,14 +258,14 @@ public final class X11Source: SharedMemorySource {
         var changed = false
         for index in 0..<plan.stripCount {
             let strip = plan.strip(index)
-            let sequence = connection.requestImage(y: strip.screenY, rows: strip.screenRows)
+            let sequence = connection.requestImage(y: strip.screenY, rows: strip.screenRows, width: plan.screenWidth)
             let reply = connection.waitForImage(sequence, until: MonotonicClock.now() + Self.replyTimeout)
             guard reply == .ready else { return .reply(reply, sequence: sequence, stripY: strip.screenY) }
             let status = Self.convertStrip(index, of: plan, from: segment, stride: plan.screenWidth * 4,
-                                           into: pixels, scratch: scratchBase, scratchBytes: scratchBytes)
+                                           into: pixels, at: placement, scratch: scratchBase, scratchBytes: scratchBytes)
             guard status == CCORE_OK else { return .conversionFailed(status) }
             // Hashed while the rows just written are still in cache.
-            let hash = Self.hashStrip(index, of: plan, in: pixels)
+            let hash = Self.hashStrip(index, of: plan, in: pixels, at: placement)
             if hash != stripHashes[index] || !hasDelivered {
                 changed = true
                 stripHashes[index] = hash
@@ -234,33 +278,35 @@ public final class X11Source: SharedMemorySource {
     /// bytes apart), into its rows of `pixels`, scaling on the way. Strips start on even frame
     /// rows, so their chroma rows line up with the frame's.
     static func convertStrip(_ index: Int, of plan: X11StripPlan, from screen: UnsafeMutablePointer<UInt8>,
-                             stride: Int, into pixels: FramePixels, scratch: UnsafeMutableRawPointer?,
-                             scratchBytes: Int) -> ccore_status {
+                             stride: Int, into pixels: FramePixels, at origin: (x: Int, y: Int) = (0, 0),
+                             scratch: UnsafeMutableRawPointer?, scratchBytes: Int) -> ccore_status {
         let strip = plan.strip(index)
         let y = pixels.plane(0), u = pixels.plane(1), v = pixels.plane(2)
-        let chromaY = strip.frameY / 2
+        let frameY = origin.y + strip.frameY, chromaY = frameY / 2, chromaX = origin.x / 2
         var src = ccore_image(format: CCORE_PIXEL_BGRX, width: Int32(plan.screenWidth),
                               height: Int32(strip.screenRows), plane: (screen, nil, nil),
                               stride: (Int32(stride), 0, 0))
         var dst = ccore_image(format: CCORE_PIXEL_I420, width: Int32(plan.frameWidth),
                               height: Int32(strip.frameRows),
-                              plane: (y.row(strip.frameY).baseAddress, u.row(chromaY).baseAddress,
-                                      v.row(chromaY).baseAddress),
+                              plane: (y.row(frameY).baseAddress! + origin.x, u.row(chromaY).baseAddress! + chromaX,
+                                      v.row(chromaY).baseAddress! + chromaX),
                               stride: (Int32(y.stride), Int32(u.stride), Int32(v.stride)))
         return ccore_transform(&src, &dst, 1, CCORE_FILTER_AUTO, CCORE_RANGE_LIMITED, scratch, scratchBytes)
     }
 
     /// The hash of strip `index`'s rows of the frame, all three planes.
-    static func hashStrip(_ index: Int, of plan: X11StripPlan, in pixels: FramePixels) -> UInt64 {
+    static func hashStrip(_ index: Int, of plan: X11StripPlan, in pixels: FramePixels,
+                          at origin: (x: Int, y: Int) = (0, 0)) -> UInt64 {
         let strip = plan.strip(index)
         let y = pixels.plane(0), u = pixels.plane(1), v = pixels.plane(2)
-        let chromaY = strip.frameY / 2, chromaRows = (strip.frameRows + 1) / 2
+        let frameY = origin.y + strip.frameY, chromaY = frameY / 2, chromaRows = (strip.frameRows + 1) / 2
+        let chromaX = origin.x / 2, chromaWidth = (plan.frameWidth + 1) / 2
         var hash = UInt64(truncatingIfNeeded: index) &* 0x9E37_79B9_7F4A_7C15
-        hash = Self.hash(rows: y.row(strip.frameY).baseAddress!, stride: y.stride, width: y.rowBytes,
+        hash = Self.hash(rows: y.row(frameY).baseAddress! + origin.x, stride: y.stride, width: plan.frameWidth,
                          count: strip.frameRows, into: hash)
-        hash = Self.hash(rows: u.row(chromaY).baseAddress!, stride: u.stride, width: u.rowBytes,
+        hash = Self.hash(rows: u.row(chromaY).baseAddress! + chromaX, stride: u.stride, width: chromaWidth,
                          count: chromaRows, into: hash)
-        return Self.hash(rows: v.row(chromaY).baseAddress!, stride: v.stride, width: v.rowBytes,
+        return Self.hash(rows: v.row(chromaY).baseAddress! + chromaX, stride: v.stride, width: chromaWidth,
                          count: chromaRows, into: hash)
     }
 
@@ -292,6 +338,50 @@ public final class X11Source: SharedMemorySource {
         return h ^ (h >> 29)
     }
 
+    // MARK: a screen that changes size
+
+    /// Plans the capture of a screen that is now `size`, fitted into the delivered frame size.
+    private func follow(_ size: (width: Int, height: Int)) throws(SourceError) {
+        guard let box = delivered else { return }
+        let fitted = X11StripPlan.fittedSize(screenWidth: size.width, screenHeight: size.height, into: box)
+        let next = X11StripPlan.make(screenWidth: size.width, screenHeight: size.height, frame: fitted)
+        guard next.frameWidth <= box.width, next.frameHeight <= box.height,
+              next.segmentBytes <= connection.segmentBytes,
+              Self.transformScratchBytes(next) <= scratchBytes else {
+            throw SourceError("x11: the screen of \(display) changed size from \(screenWidth)x\(screenHeight) to "
+                              + "\(size.width)x\(size.height), more than this share reserved memory for; start the share again")
+        }
+        (screenWidth, screenHeight) = (size.width, size.height)
+        plan = next
+        placement = (((box.width - next.frameWidth) / 2) & ~1, ((box.height - next.frameHeight) / 2) & ~1)
+        // A rare event: the one allocation of a capture is here, not per frame.
+        stripHashes = [UInt64](repeating: 0, count: next.stripCount)
+        hasDelivered = false
+        screenChanges += 1
+    }
+
+    /// Black (limited range) around the plan's frame, when it does not fill the delivered size.
+    private func paintBorders(_ pixels: FramePixels) {
+        let box = delivered ?? PictureSize(width: plan.frameWidth, height: plan.frameHeight)
+        guard plan.frameWidth != box.width || plan.frameHeight != box.height else { return }
+        for index in 0..<3 {
+            let plane = pixels.plane(index)
+            let shift = index == 0 ? 0 : 1
+            let x0 = placement.x >> shift, y0 = placement.y >> shift
+            let w = (plan.frameWidth + shift) >> shift, h = (plan.frameHeight + shift) >> shift
+            let value: UInt8 = index == 0 ? 16 : 128
+            for y in 0..<plane.rows {
+                let row = plane.row(y)
+                if y < y0 || y >= y0 + h {
+                    row.update(repeating: value)
+                } else {
+                    UnsafeMutableBufferPointer(rebasing: row[0..<min(x0, row.count)]).update(repeating: value)
+                    UnsafeMutableBufferPointer(rebasing: row[min(x0 + w, row.count)...]).update(repeating: value)
+                }
+            }
+        }
+    }
+
     public func restart() throws(SourceError) {
         if let sequence = unanswered {
             // Still silent: a new connection would block in the handshake. Keep waiting.
@@ -299,11 +389,16 @@ public final class X11Source: SharedMemorySource {
             unanswered = nil
         }
         var fresh = try X11Connection(display: display)
-        guard fresh.width == screenWidth, fresh.height == screenHeight else {
-            throw SourceError("x11: the screen of \(display) changed size from \(screenWidth)x\(screenHeight) to \(fresh.width)x\(fresh.height); start the share again")
-        }
+        let size = (width: fresh.width, height: fresh.height)
         if prepared { try fresh.attachSegment(bytes: sharedMemoryBytes) }
         connection = fresh
+        if size.width != screenWidth || size.height != screenHeight {
+            if prepared { try follow(size) } else {
+                (screenWidth, screenHeight) = size
+                plan = X11StripPlan.make(screenWidth: size.width, screenHeight: size.height,
+                                         frame: PictureSize(width: size.width, height: size.height))
+            }
+        }
         hasDelivered = false
         nextCapture = MonotonicClock.now()
     }

@@ -131,6 +131,55 @@ import Testing
         #expect(delivered >= 2 && delivered <= 6, "source delivered \(delivered) frames for one change")
     }
 
+    /// The screen changes size mid-share (RandR, on a resizable Xephyr): the share goes on at the
+    /// size it started with, each new screen fitted into it, aspect kept and centred on black —
+    /// a smaller screen at its own size, a larger one shrunk.
+    @Test func aScreenThatChangesSizeIsFollowedAndTheShareGoesOn() throws {
+        let host = try Xvfb(width: 1600, height: 1200)
+        defer { host.stop() }
+        let screen = try Xvfb(width: 1024, height: 768, nestedIn: host)
+        defer { screen.stop() }
+        let mark = Box(x: 64, y: 64, width: 192, height: 128, rgb: 0xffffff)
+        func repaint() throws {
+            try screen.paint([Box(x: 0, y: 0, width: screen.width, height: screen.height, rgb: Self.background), mark])
+        }
+        try repaint()
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ivf = dir.appendingPathComponent("x.ivf").path
+        let share = try BackgroundProcess(Tools.rtcshare, ["--source", "x11:\(screen.display)", "--size", "1024x768",
+                                                           "--output", ivf, "--duration", "6"], in: dir, name: "rtcshare")
+        // A fixed timeline on purpose: when the screen changes is the scenario. 640x400 fits the
+        // 1024x768 share as it is (bars above, below and beside it); 1280x1024 is shrunk to 960x768
+        // (bars beside it), and is larger than the screen the share started on.
+        Thread.sleep(forTimeInterval: 1.5)
+        try screen.resize(width: 640, height: 400)
+        try repaint()
+        Thread.sleep(forTimeInterval: 2)
+        try screen.resize(width: 1280, height: 1024)
+        try repaint()
+        let status = share.wait(timeout: 30)
+        #expect(status == 0, "rtcshare: \(share.stderr)")
+        let frames = try Self.decodeY(ivf, width: 1024, height: 768)
+        #expect(frames.count >= 100, "decoded \(frames.count) frames of 6 s at 20 fps")
+        let black = 16.0, white = mark.luma
+        func luma(_ frame: Data, _ x: Int, _ y: Int, _ w: Int, _ h: Int) -> Double {
+            Self.meanLuma(frame, width: 1024, x: x, y: y, w: w, h: h, margin: 4)
+        }
+        // Before: the mark where it was drawn.
+        #expect(frames.prefix(10).allSatisfy { abs(luma($0, 64, 64, 192, 128) - white) <= 8 })
+        // 640x400 centred at (192, 184): black above it, the mark at (256, 248).
+        let small = frames.filter { abs(luma($0, 0, 0, 1024, 180) - black) <= 4 && abs(luma($0, 256, 248, 192, 128) - white) <= 8 }
+        #expect(small.count >= 10, "frames showing the 640x400 screen letterboxed: \(small.count) of \(frames.count)")
+        // 1280x1024 shrunk to 960x768 at (32, 0): bars 32 wide, the mark at (80, 48), 144x96.
+        for frame in frames.suffix(5) {
+            #expect(abs(luma(frame, 0, 0, 32, 768) - black) <= 4, "left bar")
+            #expect(abs(luma(frame, 992, 0, 32, 768) - black) <= 4, "right bar")
+            #expect(abs(luma(frame, 80, 48, 144, 96) - white) <= 8, "the mark on the shrunk screen")
+            #expect(abs(luma(frame, 600, 400, 200, 200) - Box(x: 0, y: 0, width: 1, height: 1, rgb: Self.background).luma) <= 8)
+        }
+    }
+
     @Test func aMissingDisplayIsOneClearLineAndAFailure() throws {
         // A display number nobody serves.
         let number = try #require((400..<500).first {
@@ -173,19 +222,23 @@ import Testing
 /// client disconnects. Started with posix_spawn and a clean signal mask: a child inherits the
 /// mask of the thread that starts it, and test threads block SIGTERM, which would leave Xvfb
 /// deaf to the polite stop (and a SIGKILLed Xvfb leaves its socket behind).
+///
+/// `Xvfb(nestedIn:)` starts Xephyr instead, a server whose screen lives in a window of the host
+/// one and can change size (RandR, `xrandr -s`), which Xvfb's cannot.
 final class Xvfb: @unchecked Sendable {
     // Sendable: `stop` may come from another thread; it is idempotent under its lock.
-    let width: Int, height: Int
+    private(set) var width: Int, height: Int
     let number: Int
     private let pid: pid_t
     private let lock = NSLock()
     private var running = true
     var display: String { ":\(number)" }
 
-    init(width: Int, height: Int) throws {
+    init(width: Int, height: Int, nestedIn host: Xvfb? = nil) throws {
         self.width = width
         self.height = height
-        let path = try #require(Tools.which("Xvfb"), "Xvfb is not installed (scripts/setup installs it)")
+        let server = host == nil ? "Xvfb" : "Xephyr"
+        let path = try #require(Tools.which(server), "\(server) is not installed (scripts/setup installs it)")
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw XvfbError(message: "pipe: \(errno)") }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }  // only Xvfb's fd 1 should hold it
@@ -206,13 +259,19 @@ final class Xvfb: @unchecked Sendable {
         posix_spawnattr_setsigmask(&attributes, &none)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let arguments = [path, "-displayfd", "1", "-screen", "0", "\(width)x\(height)x24", "-nolisten", "tcp", "-noreset"]
+        let arguments = host == nil
+            ? [path, "-displayfd", "1", "-screen", "0", "\(width)x\(height)x24", "-nolisten", "tcp", "-noreset"]
+            : [path, "-displayfd", "1", "-screen", "\(width)x\(height)x24", "-resizeable", "-nolisten", "tcp", "-noreset"]
+        var environment = ProcessInfo.processInfo.environment
+        if let host { environment["DISPLAY"] = host.display }
+        var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var child: pid_t = 0
-        let spawned = posix_spawn(&child, path, &actions, &attributes, &argv, environ)
+        let spawned = posix_spawn(&child, path, &actions, &attributes, &argv, &envp)
         close(fds[1])
-        guard spawned == 0 else { throw XvfbError(message: "cannot start Xvfb: error \(spawned)") }
+        guard spawned == 0 else { throw XvfbError(message: "cannot start \(server): error \(spawned)") }
         pid = child
         // Its display number, a line on the pipe, within 10 s.
         var text = [UInt8]()
@@ -227,7 +286,7 @@ final class Xvfb: @unchecked Sendable {
         guard let n = Int(String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
             number = -1
             stop()
-            throw XvfbError(message: "Xvfb did not announce a display")
+            throw XvfbError(message: "\(server) did not announce a display")
         }
         number = n
     }
@@ -246,6 +305,16 @@ final class Xvfb: @unchecked Sendable {
             kill(pid, SIGKILL)
             waitpid(pid, &status, 0)
         }
+    }
+
+    /// Changes the screen's size with RandR (Xephyr only; one of the sizes `xrandr` lists).
+    func resize(width: Int, height: Int) throws {
+        let xrandr = try #require(Tools.which("xrandr"), "xrandr is not installed (scripts/setup installs x11-xserver-utils)")
+        let result = try Tools.run(xrandr, ["-d", display, "-s", "\(width)x\(height)"])
+        guard result.status == 0 else { throw XvfbError(message: "xrandr -s \(width)x\(height): \(result.stderr)") }
+        lock.lock()
+        (self.width, self.height) = (width, height)
+        lock.unlock()
     }
 
     /// Fills each box on the root window, in order, and waits until the server has drawn them.
