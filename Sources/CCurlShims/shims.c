@@ -11,6 +11,7 @@
 
 static struct {
     CURLcode (*global_init)(long);
+    void (*global_cleanup)(void);
     CURL *(*easy_init)(void);
     void (*easy_cleanup)(CURL *);
     CURLcode (*easy_perform)(CURL *);
@@ -25,25 +26,33 @@ static struct {
     CURLUcode (*url_get)(const CURLU *, CURLUPart, char **, unsigned int);
     void (*free)(void *);
 } api;
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static int load_status = -1;
+// The library is loaded while somebody holds it (rtcs_curl_hold), and unloaded with its whole
+// dependency chain when the last holder lets go: a WHIP share needs it for two requests, the
+// POST at the start and the DELETE at the end, and its ~4 MiB resident have no reason to stay
+// mapped in between. `lock` guards the three below and every load and unload.
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static void *library;
+static int holders;
 static char load_error[256] = "libcurl not loaded";
 
-static void load(void) {
+// Loads libcurl and runs curl_global_init; with `lock` held. 0, or -1 with load_error set.
+static int load_locked(void) {
     void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         snprintf(load_error, sizeof load_error, "cannot load libcurl.so.4 (install libcurl4): %s", dlerror());
-        return;
+        return -1;
     }
 #define RESOLVE(field, name)                                                                         \
     do {                                                                                             \
         *(void **)&api.field = dlsym(lib, name);                                                     \
         if (!api.field) {                                                                            \
             snprintf(load_error, sizeof load_error, "libcurl.so.4 has no %s (too old?)", name);      \
-            return;                                                                                  \
+            dlclose(lib);                                                                            \
+            return -1;                                                                               \
         }                                                                                            \
     } while (0)
     RESOLVE(global_init, "curl_global_init");
+    RESOLVE(global_cleanup, "curl_global_cleanup");
     RESOLVE(easy_init, "curl_easy_init");
     RESOLVE(easy_cleanup, "curl_easy_cleanup");
     RESOLVE(easy_perform, "curl_easy_perform");
@@ -60,30 +69,53 @@ static void load(void) {
 #undef RESOLVE
     if (api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         snprintf(load_error, sizeof load_error, "curl_global_init failed");
-        return;
+        dlclose(lib);
+        return -1;
     }
-    load_status = 0;
+    library = lib;
+    return 0;
 }
 
-int rtcs_curl_load(void) {
-    pthread_once(&load_once, load);
-    return load_status;
+int rtcs_curl_hold(void) {
+    pthread_mutex_lock(&lock);
+    int status = library != NULL || load_locked() == 0 ? 0 : -1;
+    if (status == 0) holders++;
+    pthread_mutex_unlock(&lock);
+    return status;
+}
+
+void rtcs_curl_release(void) {
+    pthread_mutex_lock(&lock);
+    if (holders > 0 && --holders == 0 && library != NULL) {
+        api.global_cleanup();
+        dlclose(library);
+        library = NULL;
+        snprintf(load_error, sizeof load_error, "libcurl not loaded");
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+int rtcs_curl_is_loaded(void) {
+    pthread_mutex_lock(&lock);
+    int loaded = library != NULL;
+    pthread_mutex_unlock(&lock);
+    return loaded;
 }
 
 const char *rtcs_curl_load_error(void) { return load_error; }
 
-// Callers load first (rtcs_curl_load); these are then plain calls through the table.
-CURL *rtcs_curl_easy_init(void) { return rtcs_curl_load() == 0 ? api.easy_init() : NULL; }
+// Callers hold the library (rtcs_curl_hold) around every call below.
+CURL *rtcs_curl_easy_init(void) { return library != NULL ? api.easy_init() : NULL; }
 void rtcs_curl_easy_cleanup(CURL *curl) { api.easy_cleanup(curl); }
 CURLcode rtcs_curl_easy_perform(CURL *curl) { return api.easy_perform(curl); }
 const char *rtcs_curl_easy_strerror(CURLcode code) {
-    return rtcs_curl_load() == 0 ? api.easy_strerror(code) : load_error;
+    return library != NULL ? api.easy_strerror(code) : load_error;
 }
 struct curl_slist *rtcs_curl_slist_append(struct curl_slist *list, const char *line) {
     return api.slist_append(list, line);
 }
 void rtcs_curl_slist_free_all(struct curl_slist *list) { api.slist_free_all(list); }
-CURLU *rtcs_curl_url(void) { return rtcs_curl_load() == 0 ? api.url() : NULL; }
+CURLU *rtcs_curl_url(void) { return library != NULL ? api.url() : NULL; }
 void rtcs_curl_url_cleanup(CURLU *url) { api.url_cleanup(url); }
 CURLUcode rtcs_curl_url_set(CURLU *url, CURLUPart part, const char *content, unsigned int flags) {
     return api.url_set(url, part, content, flags);

@@ -113,10 +113,11 @@ public final class ShareSession: Sendable {
         } catch {
             throw .source(error.description)
         }
-        var encoder: VideoEncoder
+        // Optional only so it can be let go before the outputs finish (below).
+        var encoder: VideoEncoder?
         if let prepared = preparedEncoder.withLock({ $0.take() }), prepared.codec == codec,
            prepared.width == output.width, prepared.height == output.height {
-            encoder = prepared
+            encoder = consume prepared
         } else {
             // Not the one prepared (a WHIP answer chose the other codec): it is let go first.
             encoder = try makeEncoder(codec, output)
@@ -172,7 +173,7 @@ public final class ShareSession: Sendable {
         func applyRate() throws(ShareError) {
             let kbps = rate.targetKbps
             guard kbps != stats.targetBitrateKbps else { return }
-            do { try encoder.setBitrate(kbps: kbps) } catch { throw .pipeline("bitrate \(kbps) kbit/s: \(error)") }
+            do { try encoder!.setBitrate(kbps: kbps) } catch { throw .pipeline("bitrate \(kbps) kbit/s: \(error)") }
             stats.targetBitrateKbps = kbps
             stats.bitrateChanges += 1
         }
@@ -218,14 +219,14 @@ public final class ShareSession: Sendable {
                 wantsKeyframe = true
             }
             if keyframeNow {
-                encoder.forceKeyframe(nowMicroseconds: now.microseconds)
+                encoder!.forceKeyframe(nowMicroseconds: now.microseconds)
                 keyframeNow = false
             } else if wantsKeyframe {
-                encoder.requestKeyframe(nowMicroseconds: now.microseconds)
+                encoder!.requestKeyframe(nowMicroseconds: now.microseconds)
             }
             var sendError: ShareError?
             func encodeSlot(_ slot: borrowing FrameSlot) throws(MediaError) -> Bool {
-                try encoder.encode(slot) { frame in
+                try encoder!.encode(slot) { frame in
                     stats.encodedBytes += UInt64(frame.bytes.count)
                     if frame.isKeyframe {
                         stats.keyframes += 1
@@ -405,6 +406,9 @@ public final class ShareSession: Sendable {
         capture.stop()
         encoderInput = nil
         kept = nil
+        // The encoder's memory (most of the share's) goes back before the outputs finish: a
+        // WHIP output loads libcurl again for its DELETE, which then meets little else.
+        encoder = nil
         sinksFinished = true
         for sink in sinks {
             do { try sink.finish(reason) } catch {

@@ -17,12 +17,14 @@ struct CurlEasy: ~Copyable {
     static let maximumHeaderBytes = 16 << 10
 
     private let handle: UnsafeMutableRawPointer
+    /// libcurl stays loaded while the handle lives.
+    private let library: CurlLibrary
 
     init() throws(WHIPError) {
-        // Loads libcurl and runs its process-wide set-up, once (see CCurlShims).
-        guard rtcs_curl_load() == 0 else { throw .transport(String(cString: rtcs_curl_load_error())) }
+        let library = try CurlLibrary()
         guard let h = rtcs_curl_easy_init() else { throw .transport("libcurl could not make a handle") }
         handle = h
+        self.library = library
     }
 
     deinit { rtcs_curl_easy_cleanup(handle) }

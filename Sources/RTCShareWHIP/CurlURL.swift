@@ -9,6 +9,8 @@ import CCurlShims
 enum CurlURL {
     /// `reference` resolved against the absolute `base`; only http(s) results are accepted.
     static func resolve(_ reference: String, against base: String) throws(WHIPError) -> String {
+        let library = try CurlLibrary()
+        defer { _ = library }
         guard let url = rtcs_curl_url() else { throw .transport("libcurl could not make a URL handle") }
         defer { rtcs_curl_url_cleanup(url) }
         let bad = WHIPError.badURL(WHIPText.sanitised(Array(reference.utf8)))

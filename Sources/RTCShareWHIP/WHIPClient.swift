@@ -45,6 +45,9 @@ public struct WHIPClient: Sendable {
         request.headers += ["Content-Type: application/sdp", "Accept: application/sdp"]
         request.body = offer
         request.maximumRedirects = configuration.maximumRedirects
+        // One hold for the whole exchange: the request and resolving its Location.
+        let library = try CurlLibrary()
+        defer { _ = library }
         let response = try CurlEasy().perform(request)
         try requireSuccess(response, request)
         guard response.status == 201 else {

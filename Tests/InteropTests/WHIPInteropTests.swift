@@ -67,6 +67,29 @@ import Testing
         return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
     }
 
+    /// libcurl (and its GnuTLS/Kerberos/LDAP/SSH chain) is needed for the POST and the DELETE
+    /// only: between them it is not mapped in the process at all, and the DELETE still goes out.
+    @Test func libcurlIsUnloadedBetweenThePostAndTheDelete() throws {
+        let server = try Self.server.get()
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let share = try BackgroundProcess(Tools.rtcshare, [
+            "--whip", server.base + "/whip/curlgone", "--whip-bind", "127.0.0.1:0",
+            "--size", "640x360", "--fps", "20", "--duration", "4",
+        ], in: dir, name: "rtcshare")
+        let pid = share.process.processIdentifier
+        func maps() -> String { (try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)) ?? "" }
+        #expect(waitUntil(timeout: 20, interval: 0.05) { share.stderr.contains("WHIP: connected") || !share.isRunning },
+                "\(share.stderr)")
+        let during = maps()
+        #expect(share.wait(timeout: 30) == 0, "\(share.stderr)")
+        #expect(during.contains("libssl.so"), "DTLS keeps OpenSSL mapped: \(during.count) bytes of maps")
+        #expect(!during.contains("libcurl.so"), "libcurl is still mapped while the share runs")
+        #expect(!during.contains("libgnutls"), "libcurl's chain is still mapped while the share runs")
+        let deletes = try server.summary()["deletes"] as? [String] ?? []
+        #expect(deletes.contains("curlgone"), "the DELETE went out with libcurl loaded again: \(deletes)")
+    }
+
     @Test func aTenSecondShareWithAudioIsDecodedUprightByAiortcAndDeletedAtTheEnd() throws {
         let server = try Self.server.get()
         let dir = try Tools.temporaryDirectory()

@@ -46,14 +46,21 @@ typedef struct rtcs_curl_response {
 /// error (CURLE_BAD_FUNCTION_ARGUMENT for a null argument).
 CURLcode rtcs_curl_capture(CURL *curl, rtcs_curl_response *response);
 
-// libcurl is loaded on first use (dlopen of libcurl.so.4), not linked: only a WHIP session needs
+// libcurl is loaded when needed (dlopen of libcurl.so.4), not linked: only a WHIP session needs
 // it, and linking it maps its whole dependency chain (GnuTLS, Kerberos, LDAP, SSH, HTTP/2, …,
-// about 4 MiB resident) into every process, a file share or `--peer` included. The functions
-// below are libcurl's, called through pointers resolved once.
+// about 4 MiB resident) into every process, a file share or `--peer` included. It stays loaded
+// only while held: the last release runs curl_global_cleanup and unloads it, chain and all, so
+// a WHIP share carries none of it between its POST and its DELETE. The functions below are
+// libcurl's, called through pointers resolved at load; call them only while holding.
 
-/// Loads libcurl and runs curl_global_init once. 0 when usable; -1 (with a line in
-/// rtcs_curl_load_error) when the library or one of its symbols is missing.
-int rtcs_curl_load(void);
+/// Holds libcurl, loading it (and running curl_global_init) if nobody holds it. 0 when usable;
+/// -1 (with a line in rtcs_curl_load_error, nothing held) when the library or one of its
+/// symbols is missing. Thread-safe; every 0 needs one rtcs_curl_release.
+int rtcs_curl_hold(void);
+/// Lets go of one hold; the last one unloads the library. Thread-safe.
+void rtcs_curl_release(void);
+/// Whether the library is loaded now (for tests and diagnostics).
+int rtcs_curl_is_loaded(void);
 const char *rtcs_curl_load_error(void);
 
 CURL *rtcs_curl_easy_init(void);
