@@ -22,6 +22,8 @@ DIFFERENCES = [
     "RTCP: rtcshare sends sender reports muxed on the RTP port and reads the receiver's feedback "
     "(NACK, PLI, receiver reports); ffmpeg sends sender reports to port+1; the GStreamer pipeline "
     "sends none",
+    "frame pacing: rtcshare's pacer holds --fps by repeating the last frame when the next is late, "
+    "so its receiver can count a few more frames than were fed; ffmpeg and GStreamer send what comes",
     "screen capture scaling: rtcshare converts and scales each strip as it is read (CCore, "
     "bilinear); ffmpeg uses swscale (bicubic, its default), GStreamer videoconvert + videoscale "
     "(bilinear); ximagesrc uses XDamage (its default)",

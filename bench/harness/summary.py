@@ -72,6 +72,10 @@ def summarize(runs):
             _target(s, f"CPU per second, {phase} screen: {ours} / the better of ffmpeg and GStreamer",
                     spread(values), target)
 
+    whip = [r["whip"] for r in runs if r.get("whip")]
+    s["whip"] = {m: spread([w.get(m) for w in whip]) for m in
+                 ("peak_rss_mib", "cpu_s_per_media_s", "frames_received")} if whip else None
+
     lat = [r["latency"] for r in runs if r.get("latency")]
     s["latency"] = {m: spread([l.get(m) for l in lat]) for m in
                     ("latency_p50_ms", "latency_p99_ms", "frames_received", "peak_rss_mib", "cpu_s")}
@@ -132,6 +136,13 @@ def markdown(result):
             out.append(f"| {content} | {label} | {_fmt(e['ratios']['peak_rss_mib'][peer])} | "
                        f"{_fmt(e['ratios']['cpu_s_per_media_s'][peer])} |")
     out.append("")
+    if s.get("whip"):
+        w = s["whip"]
+        out.append(f"**WHIP** — the screen-content job published by rtcshare `--whip` into the aiortc WHIP server "
+                   f"(ICE, DTLS-SRTP; aiortc decodes on the same cores): peak RSS {_fmt(w['peak_rss_mib'], 1)} MiB, "
+                   f"CPU {_fmt(w['cpu_s_per_media_s'], 3)} s per media s, {_fmt(w['frames_received'], 0)} frames "
+                   f"decoded of {result['settings']['e2e_seconds'] * 30}. No ffmpeg or GStreamer row (see below).")
+        out.append("")
     out.append(f"**Screen capture** — Xvfb 1920x1080 shared at 1280x720@30, {result['settings']['phase_seconds']} s "
                "static, then the same picture scrolling; per second of each phase. `rtcshare-idle` adds "
                f"`--idle-fps {result['settings']['idle_fps']}`.")
@@ -175,6 +186,9 @@ def markdown(result):
     out.append("")
     for d in result["differences"]:
         out.append(f"- {d}")
+    if result.get("problems"):
+        out.append("")
+        out.append("**Problems in this run**: " + "; ".join(result["problems"]) + ".")
     if result.get("not_measured"):
         out.append("")
         out.append("Not measured: " + "; ".join(result["not_measured"]) + ".")
