@@ -7,11 +7,11 @@
 //   packetize-bench FILE.ivf...     (one line per file)
 //
 // The packets for the reference are the RTP packets an `RTPSender` with the same seed and key
-// protects (its datagrams unprotected again): byte for byte what the measured sender protects. Each pass runs ours and the
-// reference back to back, in an order that alternates every pass (whoever runs second finds
-// the frames in cache); a pass starts from fresh SRTP sessions on both sides, made before the
-// clock starts, so both pay libsrtp's first-packet stream setup alike. The figure is the median
-// pass after a warm-up.
+// protects (its datagrams unprotected again): byte for byte what the measured sender protects.
+// Each pass runs ours and the reference back to back, in an order that alternates every pass
+// (whoever runs second finds the frames in cache); a pass starts from fresh SRTP sessions on
+// both sides, made before the clock starts, so both pay libsrtp's first-packet stream setup
+// alike. The figure is the median pass after a warm-up.
 import CSRTP
 import Glibc
 import RTCShareCore
@@ -20,8 +20,8 @@ import RTCShareRTP
 let warmupPasses = 5
 let passes = 201
 
-/// SplitMix64: the same seed gives the measured sender and the one that makes the reference
-/// packets the same SSRC, sequence numbers and timestamps.
+/// SplitMix64: with the same seed, every sender made here draws the same SSRC, sequence numbers
+/// and timestamps, so each pass sends the packets the reference protects.
 struct SplitMix64: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {
