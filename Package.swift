@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "rtcshare-c", type: .dynamic, targets: ["RTCShareCABI"]),
         .library(name: "rtcshare-c-static", type: .static, targets: ["RTCShareCABI"]),
         .library(name: "RTCShareWHIP", targets: ["RTCShareWHIP"]),
+        // The sans-IO RTP/SRTP send core on its own: bench/ times RTPSender against raw libsrtp2.
+        .library(name: "RTCShareRTP", targets: ["RTCShareRTP"]),
         .executable(name: "rtcshare", targets: ["rtcshare"]),
         .executable(name: "rtcshare-producer", targets: ["rtcshare-producer"]),
     ],

@@ -1,7 +1,8 @@
 // swift-tools-version: 6.1
-// Micro benchmarks of CCore's pixel transforms, each timed side by side with libyuv (the
-// reference) and with memcpy of the same traffic (the physical floor) in one run.
-// A package of its own so libyuv never becomes a dependency of the product.
+// Micro benchmarks, each timed side by side with a reference in one run: CCore's pixel
+// transforms against libyuv and memcpy (yuv-bench), and RTPSender's packetize + SRTP protect
+// against raw libsrtp2 protect of the same packets (packetize-bench). `bench/run` runs them with
+// the end-to-end suite. A package of its own so libyuv never becomes a dependency of the product.
 //   swift run -c release --package-path bench yuv-bench
 import PackageDescription
 
@@ -23,6 +24,11 @@ let package = Package(
             path: "Sources/yuv-bench",
             cSettings: [.define("_GNU_SOURCE")],
             linkerSettings: [.linkedLibrary("yuv"), .linkedLibrary("m")]
+        ),
+        .executableTarget(
+            name: "packetize-bench",
+            dependencies: [.product(name: "RTCShareRTP", package: "rtcshare")],
+            path: "Sources/packetize-bench"
         ),
     ]
 )

@@ -1,0 +1,54 @@
+"""The inputs every sender gets, made once and kept in the cache folder (bench/.build/inputs):
+
+- busy.y4m: busy moving content, 1280x720@30 (ffmpeg's mandelbrot zoom: fine detail that moves
+  everywhere in every frame);
+- screen.y4m: screen-like content, 1280x720@30, recorded from rtcshare's test source (flat
+  areas, text-like detail, a moving element, still periods), encoded at 8 Mbit/s and decoded;
+- testsrc-2500k.ivf, busy-2500k.ivf: both contents as VP8 at the benchmark's bitrate (rtcshare
+  `--output`), the frames of the packetize + protect micro benchmark: mostly one packet per
+  frame for the screen, about ten for the busy content."""
+import os
+import subprocess
+
+SECONDS = 10
+FPS = 30
+
+
+def _record_testsrc(binary, path, kbps):
+    part = path + ".part"
+    subprocess.run([binary, "--source", "testsrc", "--size", "1280x720", "--fps", str(FPS),
+                    "--bitrate", str(kbps), "--duration", str(SECONDS), "--output", part, "--quiet"],
+                   check=True)
+    os.replace(part, path)
+
+
+def prepare(cache, binary, log):
+    os.makedirs(cache, exist_ok=True)
+    paths = {name: os.path.join(cache, name)
+             for name in ("busy.y4m", "screen.y4m", "testsrc-2500k.ivf", "busy-2500k.ivf")}
+    if not os.path.exists(paths["testsrc-2500k.ivf"]):
+        log("making testsrc-2500k.ivf (rtcshare --output, 10 s)")
+        _record_testsrc(binary, paths["testsrc-2500k.ivf"], 2500)
+    if not os.path.exists(paths["screen.y4m"]):
+        log("making screen.y4m (rtcshare's test source, 10 s)")
+        ivf = os.path.join(cache, "testsrc-8000k.ivf")
+        _record_testsrc(binary, ivf, 8000)
+        part = paths["screen.y4m"] + ".part"
+        subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-i", ivf,
+                        "-pix_fmt", "yuv420p", "-r", str(FPS), "-f", "yuv4mpegpipe", part], check=True)
+        os.replace(part, paths["screen.y4m"])
+        os.remove(ivf)
+    if not os.path.exists(paths["busy.y4m"]):
+        log("making busy.y4m (ffmpeg mandelbrot, 10 s; slow once)")
+        part = paths["busy.y4m"] + ".part"
+        subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi",
+                        "-i", f"mandelbrot=size=1280x720:rate={FPS}", "-frames:v", str(SECONDS * FPS),
+                        "-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", part], check=True)
+        os.replace(part, paths["busy.y4m"])
+    if not os.path.exists(paths["busy-2500k.ivf"]):
+        log("making busy-2500k.ivf (rtcshare --source y4m:busy.y4m --output, 10 s)")
+        part = paths["busy-2500k.ivf"] + ".part"
+        subprocess.run([binary, "--source", f"y4m:{paths['busy.y4m']}", "--size", "1280x720", "--fps", str(FPS),
+                        "--bitrate", "2500", "--output", part, "--quiet"], check=True)
+        os.replace(part, paths["busy-2500k.ivf"])
+    return paths

@@ -1,0 +1,90 @@
+"""The three senders' command lines for one job, with the VP8 settings matched where each tool
+exposes them. `DIFFERENCES` is what the report says about the ones that could not be matched.
+
+Every sender: VP8 (libvpx) realtime, CBR at BITRATE_KBPS, cpu-used -6, one thread, no lag, no
+alt-ref, error resilient, static threshold 100, no denoiser, undershoot 100 % / overshoot 15 %,
+a 1000 ms rate buffer starting at 500 ms, quantizer 2..56, frame dropping below 30 % of the
+buffer, keyframes at most 900 % of an average frame and at least every KEYFRAME_SECONDS; RTP
+payload type 96 in at most 1200-byte packets; SRTP AES_CM_128_HMAC_SHA1_80 with the same key."""
+import base64
+
+BITRATE_KBPS = 2500
+KEYFRAME_SECONDS = 3
+MTU = 1200
+
+DIFFERENCES = [
+    "screen-content mode: rtcshare sets VP8E_SET_SCREEN_CONTENT_MODE (its default for screens); "
+    "ffmpeg 5.1 and GStreamer 1.22 vp8enc expose no such option",
+    "token partitions: rtcshare and GStreamer use 4; ffmpeg 5.1 exposes none (libvpx default: 1)",
+    "rate buffer optimum: rtcshare and GStreamer 600 ms; ffmpeg derives it (5/6 of the buffer, 833 ms)",
+    "keyframes: rtcshare forces one every 3 s (libvpx's own placement off); ffmpeg and GStreamer "
+    "give libvpx a 90-frame maximum distance (it may place one sooner)",
+    "RTCP: rtcshare sends sender reports muxed on the RTP port and reads the receiver's feedback "
+    "(NACK, PLI, receiver reports); ffmpeg sends sender reports to port+1; the GStreamer pipeline "
+    "sends none",
+    "frame pacing: rtcshare's pacer holds --fps by repeating the last frame when the next is late, "
+    "so its receiver can count a few more frames than were fed; ffmpeg and GStreamer send what comes",
+    "screen capture scaling: rtcshare converts and scales each strip as it is read (CCore, "
+    "bilinear); ffmpeg uses swscale (bicubic, its default), GStreamer videoconvert + videoscale "
+    "(bilinear); ximagesrc uses XDamage (its default)",
+]
+
+
+def key_hex(key_b64):
+    return base64.b64decode(key_b64).hex()
+
+
+def rtcshare(binary, source, fps, port, key, extra=()):
+    return [binary, "--source", source, "--size", "1280x720", "--fps", str(fps),
+            "--bitrate", str(BITRATE_KBPS), "--keyframe-interval", str(KEYFRAME_SECONDS),
+            "--peer", f"127.0.0.1:{port}", "--srtp-key", key, "--mtu", str(MTU), "--quiet", *extra]
+
+
+def _ffmpeg_vp8(fps, port, key):
+    k = BITRATE_KBPS
+    return ["-an", "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "-6", "-threads", "1",
+            "-lag-in-frames", "0", "-auto-alt-ref", "0", "-error-resilient", "default",
+            "-static-thresh", "100", "-noise-sensitivity", "0",
+            "-undershoot-pct", "100", "-overshoot-pct", "15",
+            "-b:v", f"{k}k", "-minrate", f"{k}k", "-maxrate", f"{k}k",
+            "-bufsize", f"{k}k", "-rc_init_occupancy", f"{k // 2}k",
+            "-qmin", "2", "-qmax", "56", "-drop-threshold", "30", "-max-intra-rate", "900",
+            "-g", str(KEYFRAME_SECONDS * fps),
+            "-payload_type", "96", "-ssrc", "1111",
+            "-f", "rtp", "-srtp_out_suite", "AES_CM_128_HMAC_SHA1_80", "-srtp_out_params", key,
+            f"srtp://127.0.0.1:{port}?pkt_size={MTU}"]
+
+
+def ffmpeg_stdin(fps, port, key):
+    return ["ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "yuv4mpegpipe", "-i", "pipe:0",
+            *_ffmpeg_vp8(fps, port, key)]
+
+
+def ffmpeg_x11(display, screen, fps, port, key):
+    return ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin",
+            "-f", "x11grab", "-framerate", str(fps), "-video_size", screen, "-draw_mouse", "0",
+            "-i", display, "-vf", "scale=1280:720,format=yuv420p", *_ffmpeg_vp8(fps, port, key)]
+
+
+def _gst_vp8(fps, port, key):
+    k = key_hex(key)
+    return (f"vp8enc deadline=1 cpu-used=-6 threads=1 end-usage=cbr target-bitrate={BITRATE_KBPS * 1000} "
+            "lag-in-frames=0 auto-alt-ref=false error-resilient=default static-threshold=100 "
+            "noise-sensitivity=0 undershoot=100 overshoot=15 buffer-size=1000 buffer-initial-size=500 "
+            "buffer-optimal-size=600 min-quantizer=2 max-quantizer=56 dropframe-threshold=30 "
+            f"token-partitions=4 max-intra-bitrate=900 keyframe-max-dist={KEYFRAME_SECONDS * fps} ! "
+            f"rtpvp8pay pt=96 ssrc=2222 mtu={MTU} ! "
+            f"srtpenc key={k} rtp-cipher=aes-128-icm rtp-auth=hmac-sha1-80 "
+            "rtcp-cipher=aes-128-icm rtcp-auth=hmac-sha1-80 ! "
+            f"udpsink host=127.0.0.1 port={port} sync=false async=false")
+
+
+def gstreamer_stdin(fps, port, key):
+    return ["gst-launch-1.0", "-q", "-e", *f"fdsrc fd=0 ! y4mdec ! {_gst_vp8(fps, port, key)}".split()]
+
+
+def gstreamer_x11(display, fps, port, key):
+    pipeline = (f"ximagesrc display-name={display} show-pointer=false ! video/x-raw,framerate={fps}/1 ! "
+                "videoconvert ! videoscale ! video/x-raw,format=I420,width=1280,height=720 ! "
+                + _gst_vp8(fps, port, key))
+    return ["gst-launch-1.0", "-q", "-e", *pipeline.split()]
