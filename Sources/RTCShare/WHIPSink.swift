@@ -44,12 +44,13 @@ public final class WHIPSink: MediaSink {
 
     /// What the sink takes outside the budget: libsrtp2 with its NSS backend (2.5 MiB, as for
     /// `--peer`), then OpenSSL (loaded with the session, not linked), its first use and one DTLS
-    /// association, the ICE agent. libcurl is not counted: it is loaded for the POST and again
-    /// for the DELETE only (after the encoder has gone), and unloaded with its chain in between.
-    /// Measured, release build, 1280x720@20 with audio into aiortc: the WHIP share runs at
-    /// 35.2 MiB and peaks at 35.7, the same `--peer` share runs at 30.1; with the rest of the
-    /// plan as it is, 2.75 MiB over the SRTP figure puts the plan at the measured WHIP peak.
-    public static func heapBytes(_ configuration: WHIPConfiguration) -> Int { (5 << 19) + (11 << 18) }
+    /// association, the ICE agent, and libcurl with its chain while the POST is made (it is
+    /// unloaded after it, and loaded again for the DELETE once the encoder has gone).
+    /// Measured, release build, VP8 with audio into aiortc (`bench/run --only planner`): the
+    /// peak is 6.5–7 MiB over the same `--peer` share at 640x360 (26.2–26.7 against 19.2–19.6),
+    /// where it comes at the POST; at 1280x720 the encoder's start-up peak dominates and WHIP
+    /// adds nothing to the peak (35.0 against 34.9), but 5.1 MiB to the running figure.
+    public static func heapBytes(_ configuration: WHIPConfiguration) -> Int { (5 << 19) + (13 << 19) }
 
     public init(configuration: WHIPConfiguration, budget: MemoryBudget) throws(ShareError) {
         self.configuration = configuration

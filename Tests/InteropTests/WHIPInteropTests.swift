@@ -78,7 +78,10 @@ import Testing
             "--size", "640x360", "--fps", "20", "--duration", "4",
         ], in: dir, name: "rtcshare")
         let pid = share.process.processIdentifier
-        func maps() -> String { (try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)) ?? "" }
+        // Read to the end of file: /proc files say they are empty, and one read gives a page.
+        func maps() -> String {
+            String(decoding: FileHandle(forReadingAtPath: "/proc/\(pid)/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        }
         #expect(waitUntil(timeout: 20, interval: 0.05) { share.stderr.contains("WHIP: connected") || !share.isRunning },
                 "\(share.stderr)")
         let during = maps()

@@ -1,0 +1,115 @@
+"""The planner against the measurement: for each configuration, what `rtcshare plan` predicts
+(its "total", the peak it plans for) beside the peak RSS the same share reaches (wait4's
+ru_maxrss of the sender alone), and whether they are within 1 MiB (issue 10's promise).
+
+Configurations: `--peer` and `--whip`, 640x360 and 1280x720, testsrc and a Y4M file, audio on
+and off, and the X11 screen (1920x1080 shared at 1280x720) when an Xvfb display is given. The
+receivers (`rtcshare receive`, the aiortc WHIP server) are not measured."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+from measured_process import MeasuredProcess
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERVER = os.path.join(os.path.dirname(os.path.dirname(HERE)), "Tests", "Peers", "whip_server.py")
+TOLERANCE_MIB = 1.0
+
+
+def configurations(screen_clip, x11_display, whip):
+    found = []
+    for transport in (["peer"] + (["whip"] if whip else [])):
+        for size in ("640x360", "1280x720"):
+            for audio in (False, True):
+                found.append({"transport": transport, "size": size, "source": "testsrc", "audio": audio})
+        found.append({"transport": transport, "size": "1280x720", "source": f"y4m:{screen_clip}", "audio": True})
+    if x11_display:
+        found.append({"transport": "peer", "size": "1280x720", "source": f"x11:{x11_display}", "audio": True})
+    return found
+
+
+def name(c):
+    source = "y4m" if c["source"].startswith("y4m:") else c["source"].split(":")[0]
+    return f"{c['transport']} {c['size']} {source}" + (" +audio" if c["audio"] else "")
+
+
+def share_args(c, port, key, whip_port):
+    args = ["--source", c["source"], "--size", c["size"], "--fps", "20",
+            "--audio", "testtone" if c["audio"] else "none"]
+    if c["transport"] == "peer":
+        args += ["--peer", f"127.0.0.1:{port}", "--srtp-key", key]
+    else:
+        # VP8, the codec aiortc keeps: `auto` plans the larger encoder (H.264's) for WHIP.
+        args += ["--whip", f"http://127.0.0.1:{whip_port}/whip/plan", "--whip-bind", "127.0.0.1:0", "--codec", "vp8"]
+    return args
+
+
+def planned_mib(binary, args):
+    text = subprocess.run([binary, "plan", *args], capture_output=True, text=True).stdout
+    m = re.search(r"^\s*total\s+([0-9.]+) MiB", text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def start_whip_server(work):
+    port_file, summary = os.path.join(work, "plan-whip.port"), os.path.join(work, "plan-whip.summary.json")
+    if os.path.exists(port_file):
+        os.remove(port_file)
+    server = subprocess.Popen([sys.executable, SERVER, "--port-file", port_file, "--summary", summary],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while not (os.path.exists(port_file) and open(port_file).read().strip()):
+        if time.monotonic() > deadline or server.poll() is not None:
+            server.kill()
+            return None, None
+        time.sleep(0.1)
+    return server, int(open(port_file).read().strip())
+
+
+def run(binary, screen_clip, seconds, port, key, work, x11_display=None, whip=True, log=print):
+    server, whip_port = start_whip_server(work) if whip else (None, None)
+    rows = []
+    try:
+        for c in configurations(screen_clip, x11_display, whip_port is not None):
+            args = share_args(c, port, key, whip_port)
+            planned = planned_mib(binary, args)
+            receiver = None
+            if c["transport"] == "peer":
+                receiver = subprocess.Popen([binary, "receive", "--listen", f"127.0.0.1:{port}", "--srtp-key", key,
+                                             "--idle-timeout", "3", "--quiet"],
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                time.sleep(0.3)
+            log(f"  planner: {name(c)}")
+            with open(os.path.join(work, "planner.log"), "wb") as out:
+                totals = MeasuredProcess([binary, *args, "--duration", str(seconds), "--quiet"], log=out) \
+                    .wait(timeout=seconds + 40)
+            if receiver:
+                try:
+                    receiver.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    receiver.kill()
+            measured = totals["peak_rss_mib"]
+            difference = None if planned is None else round(planned - measured, 1)
+            rows.append({"configuration": name(c), **c, "planned_mib": planned, "measured_mib": measured,
+                         "exit": totals["exit"], "planned_minus_measured_mib": difference,
+                         "within": difference is not None and abs(difference) <= TOLERANCE_MIB})
+    finally:
+        if server:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=20)
+    return rows
+
+
+def markdown(rows):
+    lines = ["| configuration | planned MiB | measured peak MiB | planned − measured | within 1 MiB |",
+             "| --- | --- | --- | --- | --- |"]
+    for r in rows:
+        verdict = "yes" if r["within"] else "**no**"
+        lines.append(f"| {r['configuration']} | {r['planned_mib']} | {r['measured_mib']} | "
+                     f"{r['planned_minus_measured_mib']} | {verdict} |")
+    met = sum(1 for r in rows if r["within"])
+    lines.append("")
+    lines.append(f"{met} of {len(rows)} configurations planned within 1 MiB of their measured peak.")
+    return "\n".join(lines)
