@@ -5,7 +5,9 @@ import Glibc
 //
 // Invariants:
 // - Overuse → decrease to 0.85 × the acknowledged rate (never above the estimate), at most once
-//   per round trip (10...200 ms): the queue needs that long to show the cut. Then hold.
+//   per round trip (10...200 ms): the queue needs that long to show the cut. Then hold. When the
+//   queue is already long (queueing delay above 50 ms), the cut is deeper, down to half the
+//   acknowledged rate for a half-second queue, so it drains within a couple of seconds.
 // - Underuse (the queue drains) → hold: sending more now would refill it.
 // - Normal → increase: multiplicatively (8 % a second) while far from the rate the path last
 //   congested at, additively (about one packet per response time, round trip + 100 ms) near it.
@@ -45,7 +47,8 @@ public struct AIMDRateControl: Sendable, Equatable {
     /// One feedback's verdict at `now` (µs); `acknowledged` is the receiver's rate (bit/s) if
     /// known, `roundTrip` the last measured (µs). Returns the estimate.
     @discardableResult
-    public mutating func update(_ signal: Signal, acknowledged: Double?, roundTrip: Int64?, now: Int64) -> Double {
+    public mutating func update(_ signal: Signal, acknowledged: Double?, roundTrip: Int64?, queueing: Int64 = 0,
+                                now: Int64) -> Double {
         switch signal {
         case .overusing: state = .decrease
         case .underusing: state = .hold
@@ -73,7 +76,8 @@ public struct AIMDRateControl: Sendable, Equatable {
             let interval = min(max(roundTrip ?? 200_000, 10_000), 200_000)
             guard lastChange == nil || since >= interval || decreases == 0 else { break }
             let base = acknowledged ?? bitsPerSecond
-            bitsPerSecond = min(Self.decreaseFactor * base, bitsPerSecond)
+            let drain = max(0.5, 1 - Double(max(queueing - 50_000, 0)) / 500_000)
+            bitsPerSecond = min(Self.decreaseFactor * drain * base, bitsPerSecond)
             if let acknowledged {
                 if let lower = capacity.lowerBound, acknowledged < lower { capacity = LinkCapacity() }
                 capacity.add(acknowledged)

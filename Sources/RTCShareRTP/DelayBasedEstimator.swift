@@ -9,12 +9,18 @@
 //    inter-arrival minus the inter-departure time of their last packets: the delay variation d.
 // 2. Trendline: d is accumulated and smoothed (0.9); over the last 20 groups the slope of the
 //    smoothed delay against arrival time is the trend, a queue growing (> 0) or draining (< 0).
+//    The slope is taken from 8 groups on (not only once 20 are in): at a start far above the
+//    path's rate every group of delay counts, and the scaling below keeps few groups weak.
 // 3. Overuse detector: the trend, scaled by the number of deltas seen (at most 60) and by 4, is
 //    compared with an adaptive threshold γ (start 12.5 ms, 6...600): above it for more than
 //    10 ms and two groups, and not falling, is overuse; below −γ is underuse; else normal. γ
 //    follows |trend| slowly up (0.0087) and faster down (0.039), so a path with a noisy
 //    delay does not keep signalling overuse, and a competing TCP flow does not starve us.
-// 4. `AIMDRateControl` turns the verdict into a rate with `AcknowledgedBitrate`.
+// 4. `AIMDRateControl` turns the verdict into a rate with `AcknowledgedBitrate`. A cut also
+//    drains the queue already built: the queueing delay is the one-way delay (arrival minus send
+//    time, two clocks, so only its changes mean anything) above the least seen in the last
+//    10 s, and a long queue deepens the cut (`AIMDRateControl`), since the gradient alone only
+//    says the queue grows, not how much of it there is.
 //
 // Invariants: fixed memory (a 20-entry window); no clock (times passed in: send times on our
 // clock, arrival times on the receiver's, only differences used); nothing allocates.
@@ -23,6 +29,7 @@
 public struct DelayBasedEstimator: Sendable {
     public static let groupSpanMicroseconds: Int64 = 5_000
     public static let windowSize = 20
+    static let minimumWindow = 8
     static let smoothing = 0.9
     static let thresholdGain = 4.0
 
@@ -57,6 +64,11 @@ public struct DelayBasedEstimator: Sendable {
     private var overusingFor: Double = -1
     private var overuseCount = 0
     private var lastThresholdUpdate: Int64?
+    // One-way delay floor: the least of this 5 s period and of the one before.
+    private var floorNow: Int64?
+    private var floorBefore: Int64?
+    private var floorPeriodStart: Int64?
+    private var lastOneWay: Int64?
 
     public init(startKbps: Int, minimumKbps: Int = 100, maximumKbps: Int) {
         rate = AIMDRateControl(startBitsPerSecond: Double(startKbps) * 1000,
@@ -76,6 +88,7 @@ public struct DelayBasedEstimator: Sendable {
     /// clock), arrived at `arrivedAt` (its clock), `bytes` on the wire.
     public mutating func packetReceived(sentAt: Int64, arrivedAt: Int64, bytes: Int) {
         acknowledged.received(bytes: bytes, at: arrivedAt)
+        noteOneWay(arrivedAt - sentAt, at: sentAt)
         guard var group = current else {
             current = Group(firstSent: sentAt, lastSent: sentAt, lastArrival: arrivedAt)
             return
@@ -103,8 +116,27 @@ public struct DelayBasedEstimator: Sendable {
     /// Returns the estimate in kbit/s.
     @discardableResult
     public mutating func feedbackProcessed(now: Int64, roundTrip: Int64?) -> Int {
-        rate.update(signal, acknowledged: acknowledged.bitsPerSecond, roundTrip: roundTrip, now: now)
+        rate.update(signal, acknowledged: acknowledged.bitsPerSecond, roundTrip: roundTrip,
+                    queueing: queueingMicroseconds, now: now)
         return estimateKbps
+    }
+
+    /// The newest packet's one-way delay above the floor: the queue on the path (µs).
+    public var queueingMicroseconds: Int64 {
+        guard let last = lastOneWay else { return 0 }
+        let floor = min(floorNow ?? last, floorBefore ?? last)
+        return max(last - floor, 0)
+    }
+
+    private mutating func noteOneWay(_ oneWay: Int64, at sentAt: Int64) {
+        lastOneWay = oneWay
+        if let start = floorPeriodStart, sentAt - start >= 5_000_000 {
+            floorBefore = floorNow
+            floorNow = nil
+            floorPeriodStart = sentAt
+        }
+        if floorPeriodStart == nil { floorPeriodStart = sentAt }
+        floorNow = min(floorNow ?? oneWay, oneWay)
     }
 
     // MARK: trendline and detector
@@ -130,7 +162,7 @@ public struct DelayBasedEstimator: Sendable {
         windowNext = (windowNext + 1) % Self.windowSize
         windowCount = min(windowCount + 1, Self.windowSize)
         var trend = previousTrend
-        if windowCount == Self.windowSize, let slope = slope() { trend = slope }
+        if windowCount >= Self.minimumWindow, let slope = slope() { trend = slope }
         detect(trend: trend, sendDelta: Double(send) / 1000, now: arrivalTime)
     }
 
