@@ -142,8 +142,14 @@ public final class PeerSink: MediaSink {
         }
         sender.poll(at: now, transmit: transmit)
         let wanted = sender.takeRequests()
-        return SinkRequests(keyframe: wanted.keyframe, bitrateCeilingKbps: wanted.bitrateCeilingKbps,
-                            videoFractionLost: wanted.videoFractionLost, nextWakeup: sender.nextDeadline)
+        var requests = SinkRequests(keyframe: wanted.keyframe, bitrateCeilingKbps: wanted.bitrateCeilingKbps,
+                                    videoFractionLost: wanted.videoFractionLost, nextWakeup: sender.nextDeadline)
+        requests.delayBasedKbps = wanted.delayBasedKbps
+        return requests
+    }
+
+    public func targetBitrateChanged(kbps: Int, maximumKbps: Int, at now: MediaTime) {
+        sender.setTargetBitrate(kbps: kbps, maximumKbps: maximumKbps, at: now)
     }
 
     /// Hands what is waiting on `socket` to the core (a bounded number per call).

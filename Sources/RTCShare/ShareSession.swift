@@ -166,12 +166,26 @@ public final class ShareSession: Sendable {
             configuration: .init(stallThreshold: configuration.stallThreshold), startedAt: startedAt)
         var stats = ShareStats()
         stats.videoCodec = codec
-        // The video bitrate: the configured one (or the host's), lowered by REMB and by loss.
+        // The video bitrate: the configured one (or the host's), lowered by the delay-based
+        // estimate, REMB and loss. The sinks pace by it; the frame rate gives way first when it
+        // is short (`ScreenFrameRate`); the encoder is reconfigured when it moved by 2 % or more
+        // (the delay-based estimate moves a little with every feedback).
         var rate = SendBitrateController(maximumKbps: configuration.bitrateKbps)
         stats.targetBitrateKbps = rate.targetKbps
-        func applyRate() throws(ShareError) {
+        stats.targetFramesPerSecond = pacer.framesPerSecond
+        var sinksKbps = rate.targetKbps
+        for sink in sinks { sink.targetBitrateChanged(kbps: sinksKbps, maximumKbps: rate.maximumKbps, at: startedAt) }
+        func applyRate(at now: MediaTime) throws(ShareError) {
             let kbps = rate.targetKbps
-            guard kbps != stats.targetBitrateKbps else { return }
+            guard kbps != sinksKbps else { return }
+            sinksKbps = kbps
+            for sink in sinks { sink.targetBitrateChanged(kbps: kbps, maximumKbps: rate.maximumKbps, at: now) }
+            pacer.setFramesPerSecond(ScreenFrameRate.framesPerSecond(
+                targetKbps: kbps, configuredKbps: rate.maximumKbps, width: output.width, height: output.height,
+                configured: configuration.framesPerSecond))
+            stats.targetFramesPerSecond = pacer.framesPerSecond
+            let current = stats.targetBitrateKbps
+            guard abs(kbps - current) * 50 >= current || kbps == rate.maximumKbps else { return }
             do { try encoder.setBitrate(kbps: kbps) } catch { throw .pipeline("bitrate \(kbps) kbit/s: \(error)") }
             stats.targetBitrateKbps = kbps
             stats.bitrateChanges += 1
@@ -322,7 +336,7 @@ public final class ShareSession: Sendable {
                 let kbps = requestedBitrateKbps.exchange(0, ordering: .acquiringAndReleasing)
                 if kbps > 0 {
                     rate.setMaximum(kbps: kbps)
-                    try applyRate()
+                    try applyRate(at: now)
                 }
                 if !paused, keyframeRequested.exchange(false, ordering: .acquiringAndReleasing) {
                     try handle(pacer.keyframeRequested(at: now), at: now)
@@ -347,10 +361,11 @@ public final class ShareSession: Sendable {
                         }
                     }
                     if let ceiling = requests.bitrateCeilingKbps { rate.remb(kbps: ceiling) }
+                    if let estimate = requests.delayBasedKbps { rate.delayBased(kbps: estimate) }
                     if let lost = requests.videoFractionLost {
                         rate.receiverReport(fractionLost: lost, now: now.microseconds)
                     }
-                    try applyRate()
+                    try applyRate(at: now)
                     if let w = requests.nextWakeup, w < (sinkWakeup ?? w + .microseconds(1)) { sinkWakeup = w }
                 }
                 if source.isLive {

@@ -274,7 +274,12 @@ public final class WHIPSink: MediaSink {
         var requests = SinkRequests(keyframe: wanted.keyframe, bitrateCeilingKbps: wanted.bitrateCeilingKbps,
                                     videoFractionLost: wanted.videoFractionLost, nextWakeup: transport.nextDeadline)
         requests.mediaStarted = wanted.mediaStarted
+        requests.delayBasedKbps = wanted.delayBasedKbps
         return requests
+    }
+
+    public func targetBitrateChanged(kbps: Int, maximumKbps: Int, at now: MediaTime) {
+        transport.sender.setTargetBitrate(kbps: kbps, maximumKbps: maximumKbps, at: now)
     }
 
     /// Takes the notices gathered since the last call.
