@@ -65,7 +65,8 @@ public struct Pacer: Sendable {
     }
 
     private mutating func refill(_ now: Int64) {
-        defer { updatedAt = now }
+        // Time never runs back for the bucket (a caller's times may repeat).
+        defer { updatedAt = max(updatedAt ?? now, now) }
         guard let rate = drainRate, let last = updatedAt, now > last else { return }
         let cap = rate * Double(Self.burstMicroseconds) / 1_000_000
         tokens = min(tokens + rate * Double(now - last) / 1_000_000, max(cap, 1500))
