@@ -27,6 +27,7 @@ public struct Pacer: Sendable {
     public static let pacingFactor = 2.5
     public static let burstMicroseconds: Int64 = 5_000
     public static let maxQueueMicroseconds: Int64 = 300_000
+    public static let minimumWaitMicroseconds: Int64 = 1_000
 
     /// Bytes per second packets are paced at; nil: not paced.
     public private(set) var bytesPerSecond: Double?
@@ -120,6 +121,7 @@ public struct Pacer: Sendable {
         guard queuedPackets > 0 else { return nil }
         let last = updatedAt ?? 0
         guard let rate = drainRate, tokens <= 0 else { return last }
-        return last + max(Int64(((1 - tokens) / rate * 1_000_000).rounded(.up)), 1)
+        // At least a millisecond: the bucket banks 5 ms, so waking for less only costs wake-ups.
+        return last + max(Int64(((1 - tokens) / rate * 1_000_000).rounded(.up)), Self.minimumWaitMicroseconds)
     }
 }
