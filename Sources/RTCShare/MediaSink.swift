@@ -62,6 +62,8 @@ public struct SinkRequests: Sendable, Equatable {
     /// The fraction lost (lost / 256) of the newest receiver report for the video stream; nil:
     /// none came. The session's `SendBitrateController` turns it into a rate.
     public var videoFractionLost: UInt8?
+    /// The newest delay-based estimate from transport-wide feedback (kbit/s); nil: none came.
+    public var delayBasedKbps: Int?
     /// When the sink next wants `service` (reports to send); nil: no timer of its own.
     public var nextWakeup: MediaTime?
     /// Media just started to flow to a receiver that has seen nothing (a connection came up):
@@ -90,6 +92,9 @@ public protocol MediaSink: AnyObject {
     func send(audio packet: OutgoingAudioPacket) throws(ShareError)
     /// Reads what arrived, sends what is due; returns what the sink needs of the pipeline.
     func service(at now: MediaTime) throws(ShareError) -> SinkRequests
+    /// The share's video bitrate changed (the smallest of every estimate and the maximum): a
+    /// network sink paces its packets by it and starts its delay-based estimate from it.
+    func targetBitrateChanged(kbps: Int, maximumKbps: Int, at now: MediaTime)
     /// The share is over: say goodbye (RTCP BYE), flush and close. Called once.
     func finish(_ reason: FinishReason) throws(ShareError)
     /// Transport figures, for outputs that have them (nil for files).
@@ -104,6 +109,7 @@ public protocol MediaSink: AnyObject {
 extension MediaSink {
     public func send(audio packet: OutgoingAudioPacket) throws(ShareError) {}
     public func service(at now: MediaTime) throws(ShareError) -> SinkRequests { SinkRequests() }
+    public func targetBitrateChanged(kbps: Int, maximumKbps: Int, at now: MediaTime) {}
     public var transportStats: TransportStats? { nil }
     public var descriptors: [Int32] { [] }
     public func takeNotices() -> [String] { [] }

@@ -24,7 +24,7 @@ extension PeerSink {
                                  payloadTypes: rtx == nil ? [pt] : [pt, rtxType])
         v.add("rtpmap", RTPMap(payloadType: pt, encodingName: c.videoCodec.encodingName, clockRate: 90_000).value)
         if c.videoCodec == .h264 { v.add("fmtp", "\(pt) \(H264Level.formatParameters(idc: c.h264LevelIDC))") }
-        for fb in ["nack", "nack pli", "ccm fir", "goog-remb"] { v.add("rtcp-fb", "\(pt) \(fb)") }
+        for fb in ["nack", "nack pli", "ccm fir", "goog-remb", "transport-cc"] { v.add("rtcp-fb", "\(pt) \(fb)") }
         if let rtx {
             v.add("rtpmap", RTPMap(payloadType: rtxType, encodingName: "rtx", clockRate: 90_000).value)
             v.add("fmtp", "\(rtxType) apt=\(pt)")

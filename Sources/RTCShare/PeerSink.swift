@@ -145,7 +145,12 @@ public final class PeerSink: MediaSink {
         var requests = SinkRequests(keyframe: wanted.keyframe, bitrateCeilingKbps: wanted.bitrateCeilingKbps,
                                     videoFractionLost: wanted.videoFractionLost, nextWakeup: sender.nextDeadline)
         requests.feedback = wanted.feedback
+        requests.delayBasedKbps = wanted.delayBasedKbps
         return requests
+    }
+
+    public func targetBitrateChanged(kbps: Int, maximumKbps: Int, at now: MediaTime) {
+        sender.setTargetBitrate(kbps: kbps, maximumKbps: maximumKbps, at: now)
     }
 
     /// Hands what is waiting on `socket` to the core (a bounded number per call).

@@ -48,6 +48,10 @@ public struct ReceiveConfiguration: Sendable {
     /// Decoded frames further apart than this count as a freeze.
     public var freezeThresholdMicroseconds: Int64 = 200_000
     public var nack = NackGenerator.Configuration()
+    /// The transport-wide sequence number's extension ID when the SDP names it and asks for
+    /// `transport-cc` feedback on the video: then arrivals are reported back for the sender's
+    /// delay-based rate control. nil: none is sent.
+    public var transportSequenceID: UInt8?
 
     /// The receive core's part of it.
     public var transport: RTPReceiverConfiguration {
@@ -66,6 +70,7 @@ public struct ReceiveConfiguration: Sendable {
         t.maxFrameBytes = maxFrameBytes
         t.reportIntervalMicroseconds = reportIntervalMicroseconds
         t.nack = nack
+        t.transportSequenceID = transportSequenceID
         return t
     }
 
@@ -136,6 +141,10 @@ public struct ReceiveConfiguration: Sendable {
             }
         }
         if videoSSRC == nil { videoSSRC = video.ssrcs.first }
+        if video.feedback(for: videoPT).contains("transport-cc"),
+           let id = video.extensionID(for: TransportSequenceNumber.uri), let byte = UInt8(exactly: id), (1...14).contains(byte) {
+            transportSequenceID = byte
+        }
         // RFC 8866 §6.8: a=framerate:<frames per second>, possibly fractional.
         if let text = video.values(of: "framerate").first, let fps = Double(text), fps >= 1, fps <= 240 {
             y4mFramesPerSecond = Int(fps.rounded())

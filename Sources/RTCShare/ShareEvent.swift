@@ -82,6 +82,9 @@ public struct ShareStats: Sendable, Equatable {
     /// loss, the host).
     public var targetBitrateKbps = 0
     public var bitrateChanges = 0
+    /// The frame rate in force: the configured one, lower while the bitrate is short
+    /// (`ScreenFrameRate`).
+    public var targetFramesPerSecond = 0
     public var elapsed: MediaDuration = .zero
     /// Times the pipeline thread woke (frames, feedback, deadlines): what an idle share costs.
     public var wakeups = 0

@@ -167,12 +167,36 @@ public final class ShareSession: Sendable {
             configuration: .init(stallThreshold: configuration.stallThreshold), startedAt: startedAt)
         var stats = ShareStats()
         stats.videoCodec = codec
-        // The video bitrate: the configured one (or the host's), lowered by REMB and by loss.
+        // The video bitrate: the configured one (or the host's), lowered by the delay-based
+        // estimate, REMB and loss. The sinks pace by it; the frame rate gives way first when it
+        // is short and the encoder spends it (`ScreenFrameRate`, looked at every second); the
+        // encoder is reconfigured when it moved by 2 % or more (the delay-based estimate moves a
+        // little with every feedback).
         var rate = SendBitrateController(maximumKbps: configuration.bitrateKbps)
         stats.targetBitrateKbps = rate.targetKbps
-        func applyRate() throws(ShareError) {
+        stats.targetFramesPerSecond = pacer.framesPerSecond
+        var sinksKbps = rate.targetKbps
+        for sink in sinks { sink.targetBitrateChanged(kbps: sinksKbps, maximumKbps: rate.maximumKbps, at: startedAt) }
+        // What the encoder made in the last two seconds (kbit/s), for the frame-rate rule.
+        var encodedKbps = 0
+        var encodedBeforeKbps = 0
+        var encodedBytesAtLastSecond: UInt64 = 0
+        var targetAtLastSecond = rate.targetKbps
+        func updateFrameRate() {
+            pacer.setFramesPerSecond(ScreenFrameRate.next(
+                current: pacer.framesPerSecond, encodedKbps: encodedKbps, encodedBeforeKbps: encodedBeforeKbps,
+                targetKbps: rate.targetKbps,
+                configuredKbps: rate.maximumKbps, width: output.width, height: output.height,
+                configured: configuration.framesPerSecond))
+            stats.targetFramesPerSecond = pacer.framesPerSecond
+        }
+        func applyRate(at now: MediaTime) throws(ShareError) {
             let kbps = rate.targetKbps
-            guard kbps != stats.targetBitrateKbps else { return }
+            guard kbps != sinksKbps else { return }
+            sinksKbps = kbps
+            for sink in sinks { sink.targetBitrateChanged(kbps: kbps, maximumKbps: rate.maximumKbps, at: now) }
+            let current = stats.targetBitrateKbps
+            guard abs(kbps - current) * 50 >= current || kbps == rate.maximumKbps else { return }
             do { try encoder!.setBitrate(kbps: kbps) } catch { throw .pipeline("bitrate \(kbps) kbit/s: \(error)") }
             stats.targetBitrateKbps = kbps
             stats.bitrateChanges += 1
@@ -323,7 +347,7 @@ public final class ShareSession: Sendable {
                 let kbps = requestedBitrateKbps.exchange(0, ordering: .acquiringAndReleasing)
                 if kbps > 0 {
                     rate.setMaximum(kbps: kbps)
-                    try applyRate()
+                    try applyRate(at: now)
                 }
                 if !paused, keyframeRequested.exchange(false, ordering: .acquiringAndReleasing) {
                     try handle(pacer.keyframeRequested(at: now), at: now)
@@ -353,10 +377,11 @@ public final class ShareSession: Sendable {
                         }
                     }
                     if let ceiling = requests.bitrateCeilingKbps { rate.remb(kbps: ceiling) }
+                    if let estimate = requests.delayBasedKbps { rate.delayBased(kbps: estimate) }
                     if let lost = requests.videoFractionLost {
                         rate.receiverReport(fractionLost: lost, now: now.microseconds)
                     }
-                    try applyRate()
+                    try applyRate(at: now)
                     if let w = requests.nextWakeup, w < (sinkWakeup ?? w + .microseconds(1)) { sinkWakeup = w }
                 }
                 if source.isLive {
@@ -378,6 +403,13 @@ public final class ShareSession: Sendable {
                 }
                 if now >= nextProgress {
                     nextProgress = nextProgress + .seconds(1)
+                    // A second made at a target 15 % higher or more says nothing of this one.
+                    let targetFell = rate.targetKbps * 100 < targetAtLastSecond * 85
+                    targetAtLastSecond = rate.targetKbps
+                    encodedBeforeKbps = targetFell ? 0 : encodedKbps
+                    encodedKbps = Int((stats.encodedBytes - encodedBytesAtLastSecond) * 8 / 1000)
+                    encodedBytesAtLastSecond = stats.encodedBytes
+                    updateFrameRate()
                     stats.elapsed = now - startedAt
                     stats.droppedByRing = ring.stats.droppedOldest
                     stats.sourceRestarts = watchdog.counters.restarts

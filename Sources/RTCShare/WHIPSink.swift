@@ -278,7 +278,12 @@ public final class WHIPSink: MediaSink {
                                     videoFractionLost: wanted.videoFractionLost, nextWakeup: transport.nextDeadline)
         requests.mediaStarted = wanted.mediaStarted
         requests.feedback = wanted.feedback
+        requests.delayBasedKbps = wanted.delayBasedKbps
         return requests
+    }
+
+    public func targetBitrateChanged(kbps: Int, maximumKbps: Int, at now: MediaTime) {
+        transport.sender.setTargetBitrate(kbps: kbps, maximumKbps: maximumKbps, at: now)
     }
 
     /// Takes the notices gathered since the last call.

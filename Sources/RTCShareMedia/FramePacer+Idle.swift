@@ -18,7 +18,7 @@ extension FramePacerStateMachine {
     }
 
     var idleInterval: MediaDuration {
-        .frameInterval(framesPerSecond: configuration.idleFramesPerSecond ?? configuration.targetFramesPerSecond)
+        .frameInterval(framesPerSecond: min(configuration.idleFramesPerSecond ?? framesPerSecond, framesPerSecond))
     }
 
     /// When the next idle output is due: the idle interval after the last output, or sooner if the

@@ -161,11 +161,15 @@ public struct FramePacerStateMachine: Sendable {
     public let configuration: Configuration
     public internal(set) var counters = Counters()
     var state: State = .awaitingFirstFrame
-    let frameInterval: MediaDuration
+    /// The frame rate in force: the configured target, or lower while the bitrate is short of
+    /// what the picture needs (`setFramesPerSecond`).
+    public private(set) var framesPerSecond: Int
+    private(set) var frameInterval: MediaDuration
 
     public init(configuration: Configuration = Configuration()) {
         precondition(configuration.isValid, "invalid frame pacer configuration")
         self.configuration = configuration
+        self.framesPerSecond = configuration.targetFramesPerSecond
         self.frameInterval = .frameInterval(framesPerSecond: configuration.targetFramesPerSecond)
     }
 
@@ -284,7 +288,16 @@ public struct FramePacerStateMachine: Sendable {
 
     // MARK: internals
 
-    var fps: Int64 { Int64(configuration.targetFramesPerSecond) }
+    var fps: Int64 { Int64(framesPerSecond) }
+
+    /// Runs at `n` frames per second from now on (1 ... the configured target): fewer frames
+    /// when the bitrate is short, so each keeps its quality. The credit carries over.
+    public mutating func setFramesPerSecond(_ n: Int) {
+        let v = min(max(n, 1), configuration.targetFramesPerSecond)
+        guard v != framesPerSecond else { return }
+        framesPerSecond = v
+        frameInterval = .frameInterval(framesPerSecond: v)
+    }
 
     private mutating func requestKeyframe(_ pacing: inout Pacing, at now: MediaTime) -> Action? {
         pacing.accrue(to: now, framesPerSecond: fps)

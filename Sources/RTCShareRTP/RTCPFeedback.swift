@@ -1,7 +1,7 @@
 import RTCShareCore
 
 // RTCP feedback messages (RFC 4585 §6.1): NACK, PLI, FIR, REMB and the fixed part of
-// transport-cc. All share one layout:
+// transport-cc (the whole of it in `RTCPTransportFeedback`). All share one layout:
 //
 //      0                   1                   2                   3
 //      0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
@@ -278,7 +278,8 @@ public struct RTCPREMB: RTCPWritable, Equatable, Sendable {
 ///     |      base sequence number     |      packet status count      |
 ///     |                 reference time                | fb pkt. count |
 ///
-/// The packet status chunks and receive deltas that follow are not parsed yet.
+/// The packet status chunks and receive deltas that follow lie at `packetInfo` in the parsed
+/// datagram (the parser has checked them); `RTCPTransportFeedback.forEachPacket` reads them.
 public struct RTCPTransportCCHeader: Equatable, Sendable {
     public static let format: UInt8 = 15
 
@@ -290,9 +291,12 @@ public struct RTCPTransportCCHeader: Equatable, Sendable {
     public var referenceTime: Int32
     /// Counts feedback packets, to detect lost feedback.
     public var feedbackCount: UInt8
+    /// Where the chunks and deltas lie in the parsed datagram.
+    public var packetInfo: Range<Int>
 
     public init(sender: UInt32, media: UInt32, baseSequence: UInt16, statusCount: UInt16,
-                referenceTime: Int32, feedbackCount: UInt8) {
+                referenceTime: Int32, feedbackCount: UInt8, packetInfo: Range<Int> = 0..<0) {
+        self.packetInfo = packetInfo
         self.sender = sender
         self.media = media
         self.baseSequence = baseSequence

@@ -54,8 +54,8 @@ public enum RTCPItem: Equatable, Sendable {
     /// Receiver estimated maximum bitrate (draft-alvestrand-rmcat-remb); `ssrcs` holds
     /// `ssrcs.count / 4` big-endian SSRCs.
     case remb(sender: UInt32, bitrate: UInt64, ssrcs: Range<Int>)
-    /// The fixed part of a transport-wide congestion control feedback (the chunks and deltas
-    /// after it are not parsed yet).
+    /// A transport-wide congestion control feedback: its fixed part, and where its checked
+    /// chunks and deltas lie (`RTCPTransportFeedback.forEachPacket` reads them).
     case transportCC(RTCPTransportCCHeader)
     /// A packet type, or feedback format, this parser does not read; `format` is the header's
     /// count/FMT field.
@@ -273,9 +273,12 @@ public enum RTCPParser {
             guard fciBytes >= 8 else { throw .truncated("transport-cc FCI of \(fciBytes) bytes") }
             // 24-bit signed reference time: sign-extend through the top byte.
             let reference = Int32(bitPattern: try r.u32(at: fci + 4)) >> 8
-            emit(.transportCC(RTCPTransportCCHeader(sender: sender, media: media, baseSequence: try r.u16(at: fci),
-                                                    statusCount: try r.u16(at: fci + 2), referenceTime: reference,
-                                                    feedbackCount: try r.u8(at: fci + 7))))
+            let header = RTCPTransportCCHeader(sender: sender, media: media, baseSequence: try r.u16(at: fci),
+                                               statusCount: try r.u16(at: fci + 2), referenceTime: reference,
+                                               feedbackCount: try r.u8(at: fci + 7), packetInfo: (fci + 8)..<end)
+            // The chunks and deltas are checked here, so nothing of a broken one is delivered.
+            try RTCPTransportFeedback.forEachPacket(of: header, in: r.bytes) { _, _ in }
+            emit(.transportCC(header))
         case (RTCPPacketType.payloadFeedback, RTCPPictureLossIndication.format):
             guard fciBytes == 0 else { throw .malformed("PLI with \(fciBytes) bytes of FCI") }
             emit(.pictureLoss(sender: sender, media: media))

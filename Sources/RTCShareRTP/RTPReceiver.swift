@@ -22,8 +22,12 @@ import RTCShareMedia
 //   RTT is above the first wait would never be learnt, and nothing would ever be recovered.
 // - After a frame is lost only a keyframe is handed out next (the decoder cannot go on from a
 //   broken reference); the caller reports decoder failures with `decodeFailed()`.
+// - Transport-wide feedback (transport-cc) goes back only when the sender's description names
+//   the transport-wide sequence extension (`transportSequenceID`): every packet of ours that
+//   carries it (video, RTX, audio) is recorded with its arrival time (`TransportFeedbackRecorder`).
 // - Memory: the jitter buffers from the caller's `MemoryBudget`; a frame buffer, an RTX unwrap
-//   buffer, an outgoing RTCP buffer and the NACK lists taken at start. Nothing grows per packet.
+//   buffer, an outgoing RTCP buffer, the NACK lists and the transport-wide arrival ring (8 KiB)
+//   taken at start. Nothing grows per packet.
 // - One owner, one thread: not thread-safe.
 
 /// The wire choices of one receive session.
@@ -50,6 +54,11 @@ public struct RTPReceiverConfiguration: Sendable {
     public var maxFrameBytes = 1 << 20
     public var reportIntervalMicroseconds: Int64 = 1_000_000
     public var nack = NackGenerator.Configuration()
+    /// The transport-wide sequence number's extension ID when the sender's description names it
+    /// (and asks for transport-cc feedback); nil: no transport-wide feedback is sent.
+    public var transportSequenceID: UInt8?
+    /// How often transport-wide feedback goes back while packets arrive.
+    public var transportFeedbackIntervalMicroseconds: Int64 = 50_000
 
     /// Largest datagram taken (a jitter-buffer slot).
     public static let datagramBytes = 2048
@@ -114,6 +123,8 @@ public struct RTPReceiverStats: Sendable, Equatable {
     public var malformed: UInt64 = 0
     public var rtcpReceived: UInt64 = 0
     public var senderReportsReceived: UInt64 = 0
+    /// Transport-wide feedback packets sent.
+    public var transportFeedbackSent: UInt64 = 0
     public var byeReceived = false
 
     public init() {}
@@ -145,6 +156,8 @@ public final class RTPReceiver {
     private var lastPictureID: UInt16?
     private var nextReport: MediaTime?
     private var lateAnswers = LateAnswers()
+    private var transportFeedback: TransportFeedbackRecorder?
+    private let transportMap: RTPExtensionMap?
 
     private let unwrapped: UnsafeMutableRawBufferPointer
     private let frame: UnsafeMutableRawBufferPointer
@@ -175,6 +188,12 @@ public final class RTPReceiver {
             protector = try SRTPContext(key: key, direction: .sender)
         }
         nack = NackGenerator(configuration: c.nack)
+        if let id = c.transportSequenceID {
+            transportMap = try RTPExtensionMap(transportSequenceNumber: id)
+            transportFeedback = TransportFeedbackRecorder(intervalMicroseconds: c.transportFeedbackIntervalMicroseconds)
+        } else {
+            transportMap = nil
+        }
         depacketizer = VideoDepacketizer(c.videoCodec)
         videoSSRC = c.videoSSRC
         audioSSRC = c.audioSSRC
@@ -220,6 +239,7 @@ public final class RTPReceiver {
         consider(nack.nextDeadline)
         consider(videoSSRC == nil || stats.packets == 0 ? nil : keyframes.nextDeadline)
         consider(nextReport?.microseconds)
+        consider(transportFeedback?.nextDeadline)
         return earliest.map { MediaTime(microseconds: max($0, 0)) }
     }
 
@@ -258,6 +278,11 @@ public final class RTPReceiver {
             return .dropped
         }
         let pt = parsed.header.payloadType
+        if let map = transportMap,
+           pt == configuration.videoPayloadType || pt == configuration.rtxPayloadType || pt == configuration.audioPayloadType,
+           let seq = (try? RTPExtensionValues.parse(packet: packet, parsed, map: map))?.transportSequenceNumber {
+            transportFeedback?.packetArrived(seq, at: now.microseconds)
+        }
         if pt == configuration.videoPayloadType {
             return receiveVideo(packet, parsed, isRetransmission: false, at: now)
         }
@@ -446,7 +471,19 @@ public final class RTPReceiver {
         lastPictureID = id
     }
 
+    /// The transport-wide feedback that is due (more than one when much arrived).
+    private func sendTransportFeedback(at now: MediaTime, output: some RTPReceiverOutput) {
+        guard transportFeedback != nil else { return }
+        let media = videoSSRC ?? audioSSRC ?? 0
+        while let fb = transportFeedback!.takeFeedback(sender: ssrc, media: media, now: now.microseconds) {
+            if send(feedback: fb, route: videoSSRC == nil ? .audioRTCP : .videoRTCP, output: output) {
+                stats.transportFeedbackSent += 1
+            }
+        }
+    }
+
     private func sendFeedback(at now: MediaTime, output: some RTPReceiverOutput) {
+        sendTransportFeedback(at: now, output: output)
         guard let media = videoSSRC, stats.packets > 0 else { return }
         let t = now.microseconds
         let n = nack.collectDue(now: t, roundTripMicroseconds: smoothedRTTMicroseconds, into: nackNumbers)

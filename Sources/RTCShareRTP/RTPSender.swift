@@ -6,7 +6,13 @@ import RTCShareMedia
 // time; protected datagrams come out through the caller's `transmit` closure, each with the
 // route it belongs on; feedback datagrams go in the same way; what the pipeline must do
 // (keyframe, bitrate) is collected in `SenderRequests`; `nextDeadline` says when to call
-// `poll` again (RTCP reports).
+// `poll` again (RTCP reports, the pacer's next packet).
+//
+// Rate: once the edge sets a target (`setTargetBitrate`), video packets leave through the
+// `Pacer` (2.5 × the target; audio and retransmissions go at once) and transport-wide feedback
+// drives a `DelayBasedEstimator` whose estimate is handed up in `SenderRequests`. The send
+// time of every packet is kept by transport-wide sequence number (`SentPacketLog`, a fixed ring)
+// for that feedback to be matched against.
 //
 // Invariants:
 // - No socket, clock, thread or random source inside: times are the caller's monotonic
@@ -16,7 +22,8 @@ import RTCShareMedia
 //   `.awaitingKeys` is `connecting` and media handed to it is dropped and counted, never sent
 //   in the clear. `.insecure` sends plain RTP (the user asked for it).
 // - Memory: the packet history from the share's `MemoryBudget`; two packet buffers taken at
-//   start; libsrtp2's two contexts. Nothing grows while sending.
+//   start; libsrtp2's two contexts; the pacer's ring (6 KiB) and the sent-packet log (~48 KiB).
+//   Nothing grows while sending.
 // - Every incoming datagram is untrusted: SRTCP authentication first, then the bounds-checked
 //   RTCP parser; anything else is counted and dropped, never fatal.
 // - One owner, one thread: not thread-safe (the pipeline thread drives it).
@@ -51,6 +58,8 @@ public struct SenderRequests: Sendable, Equatable {
     public var mediaStarted = false
     /// The receiver's RTCP stopped arriving, or came back (`FeedbackWatch`).
     public var feedback: FeedbackChange?
+    /// The delay-based estimate from the newest transport-wide feedback (kbit/s); nil: none came.
+    public var delayBasedKbps: Int?
 
     public init(keyframe: Bool = false, bitrateCeilingKbps: Int? = nil, videoFractionLost: UInt8? = nil,
                 peerLeft: Bool = false) {
@@ -143,6 +152,11 @@ public final class RTPSender {
     /// How long the receiver has been quiet.
     public private(set) var feedbackWatch: FeedbackWatch
     private var random: any RandomNumberGenerator
+    private var pacer = Pacer()
+    private var sentLog = SentPacketLog()
+    private var delayEstimator: DelayBasedEstimator?
+    /// The newest feedback's reference time, unwrapped past its 24 bits (64 ms units).
+    private var feedbackReference: Int64?
 
     /// Bytes of the history and its index, from the budget (the planner counts them).
     public static func budgetBytes(historyBytes: Int) -> Int {
@@ -218,6 +232,106 @@ public final class RTPSender {
         return transportSequence
     }
 
+    // MARK: Rate
+
+    /// The rate the share runs at now (the edge's minimum of every estimate and the maximum):
+    /// video is paced at 2.5 × `kbps` from here on, and the delay-based estimate runs, starting
+    /// from `kbps` and kept under `maximumKbps`.
+    public func setTargetBitrate(kbps: Int, maximumKbps: Int, at now: MediaTime) {
+        pacer.setTarget(kbps: kbps, at: now.microseconds)
+        if delayEstimator == nil {
+            delayEstimator = DelayBasedEstimator(startKbps: kbps, maximumKbps: maximumKbps)
+        } else {
+            delayEstimator!.setMaximum(kbps: maximumKbps)
+        }
+    }
+
+    /// The delay-based estimator, once a target was set.
+    public var delayBasedEstimator: DelayBasedEstimator? { delayEstimator }
+    /// The pacer's state (queue, rate).
+    public var pacerState: Pacer { pacer }
+
+    /// Sends the queued video packets the pacer lets go at `now`.
+    private func drainPacer(at now: MediaTime, _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
+        guard connected else { return }
+        while let sequence = pacer.next(at: now.microseconds) { sendFromHistory(sequence, at: now, transmit) }
+    }
+
+    /// Puts a packet just stored in the history in the pacer's queue.
+    private func enqueuePaced(_ sequence: UInt16, bytes: Int, at now: MediaTime,
+                              _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
+        stats.packetsPaced += 1
+        if let oldest = pacer.enqueue(sequence, bytes: bytes) { sendFromHistory(oldest, at: now, transmit) }
+    }
+
+    /// Sends video packet `sequence` from the history: a transport-wide sequence number and the
+    /// send time are written as it goes on the wire.
+    private func sendFromHistory(_ sequence: UInt16, at now: MediaTime, _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
+        let sent: Bool? = history.withPacket(sequence) { (original: UnsafeRawBufferPointer) -> Bool in
+            scratch.copyMemory(from: original)
+            let tw = nextTransportSequence()
+            do {
+                try RTPExtensionValues.rewriteSendElements(
+                    packet: scratch, length: original.count, map: extensionMap,
+                    transportSequenceNumber: tw, absSendTime: absSendTime(now))
+                let n = try protectAndTransmit(length: original.count, rtcp: false, route: .videoRTP, transmit)
+                sentLog.sent(tw, at: now.microseconds, bytes: n)
+                return true
+            } catch {
+                stats.sendDrops += 1
+                return false
+            }
+        }
+        if sent == nil { stats.pacedPacketsExpired += 1 }
+    }
+
+    /// Sends the video packet in `scratch` now (not paced): its transport-wide sequence number
+    /// and send time written first.
+    private func sendScratch(length: Int, at now: MediaTime, _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) throws(RTPError) {
+        let tw = nextTransportSequence()
+        try RTPExtensionValues.rewriteSendElements(packet: scratch, length: length, map: extensionMap,
+                                                   transportSequenceNumber: tw, absSendTime: absSendTime(now))
+        let n = try protectAndTransmit(length: length, rtcp: false, route: .videoRTP, transmit)
+        sentLog.sent(tw, at: now.microseconds, bytes: n)
+    }
+
+    /// A packet sent outside the pacer's queue (audio, a retransmission): logged for feedback,
+    /// and charged to the pacer so queued video waits for it.
+    private func sentUnpaced(_ tw: UInt16, bytes: Int, at now: MediaTime) {
+        sentLog.sent(tw, at: now.microseconds, bytes: bytes)
+        pacer.charge(bytes: bytes, at: now.microseconds)
+    }
+
+    /// One transport-wide feedback: each reported arrival matched to its send time feeds the
+    /// delay-based estimator, whose new estimate goes up in the requests.
+    private func readTransportFeedback(_ header: RTCPTransportCCHeader, in bytes: UnsafeRawBufferPointer,
+                                       at now: MediaTime) {
+        stats.transportFeedbackReceived += 1
+        guard delayEstimator != nil else { return }
+        // The 24-bit reference time, unwrapped against the previous feedback's.
+        let reference: Int64
+        if let last = feedbackReference {
+            let step = (Int64(header.referenceTime) - last) & 0xFF_FFFF
+            reference = last + (step >= 0x80_0000 ? step - 0x100_0000 : step)
+        } else {
+            reference = Int64(header.referenceTime)
+        }
+        feedbackReference = reference
+        let shift = (reference - Int64(header.referenceTime)) * RTCPTransportFeedback.referenceMicroseconds
+        do {
+            try RTCPTransportFeedback.forEachPacket(of: header, in: bytes) { sequence, arrival in
+                guard let arrival, let sent = sentLog.acknowledge(sequence) else { return }
+                delayEstimator!.packetReceived(sentAt: sent.sentAt, arrivedAt: arrival + shift, bytes: Int(sent.bytes))
+            }
+        } catch {
+            stats.malformedReceived += 1
+            return
+        }
+        let kbps = delayEstimator!.feedbackProcessed(now: now.microseconds, roundTrip: stats.roundTripMicroseconds)
+        stats.delayBasedKbps = kbps
+        requests.delayBasedKbps = kbps
+    }
+
     private func absSendTime(_ now: MediaTime) -> UInt32 { AbsSendTime.value(microseconds: now.microseconds) }
 
     private func ntp(_ now: MediaTime) -> NTPTime {
@@ -251,10 +365,10 @@ public final class RTPSender {
             let plan = try vp8.beginFrame(byteCount: frame.count, maxPayloadSize: maxPayload)
             packetizer = .vp8(vp8)
             var cursor = VP8PacketCursor(plan)
-            try sendPackets(of: &cursor, frame: frame, timestamp: timestamp, plain: plain, last: last, transmit)
+            try sendPackets(of: &cursor, frame: frame, timestamp: timestamp, plain: plain, last: last, at: now, transmit)
         case .h264(let h264):
             var plan = try h264.beginFrame(byteCount: frame.count, maxPayloadSize: maxPayload)
-            try sendPackets(of: &plan, frame: frame, timestamp: timestamp, plain: plain, last: last, transmit)
+            try sendPackets(of: &plan, frame: frame, timestamp: timestamp, plain: plain, last: last, at: now, transmit)
         }
         if nextVideoReport == nil { nextVideoReport = now + .milliseconds(100) }
         feedbackWatch.mediaStarted(at: now)
@@ -264,21 +378,25 @@ public final class RTPSender {
     /// marker bit and the `last` extension values (CVO rides there).
     private func sendPackets<Plan: RTPVideoFramePlan>(
         of plan: inout Plan, frame: UnsafeRawBufferPointer, timestamp: UInt32, plain: RTPExtensionValues,
-        last: RTPExtensionValues, _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) throws(RTPError) {
-        var plain = plain, last = last
+        last: RTPExtensionValues, at now: MediaTime, _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) throws(RTPError) {
+        // The transport-wide sequence number (a placeholder here) and the send time are written
+        // when the pacer lets the packet go.
         while let packet = try plan.nextPacket(in: frame) {
             let isLast = packet.isLast
-            if isLast { last.transportSequenceNumber = nextTransportSequence() } else {
-                plain.transportSequenceNumber = nextTransportSequence()
-            }
             let header = try video.writeHeader(into: scratch, timestamp: timestamp, marker: isLast,
                                                extensions: isLast ? last : plain, map: extensionMap,
                                                payloadSize: packet.payloadSize)
             let payload = try plan.writePayload(of: packet, frame: frame,
                                                 into: UnsafeMutableRawBufferPointer(rebasing: scratch[header...]))
             try history.store(UnsafeRawBufferPointer(rebasing: scratch[0..<header + payload]))
-            try protectAndTransmit(length: header + payload, rtcp: false, route: .videoRTP, transmit)
+            if pacer.isPacing {
+                let sequence = UInt16(scratch[2]) << 8 | UInt16(scratch[3])
+                enqueuePaced(sequence, bytes: header + payload + trailerBytes, at: now, transmit)
+            } else {
+                try sendScratch(length: header + payload, at: now, transmit)
+            }
         }
+        drainPacer(at: now, transmit)
     }
 
     /// Sends one Opus packet (RFC 7587). Without an audio stream configured it is ignored.
@@ -290,21 +408,25 @@ public final class RTPSender {
             return
         }
         let timestamp = stream.timestampOffset &+ mediaTimestamp
+        let tw = nextTransportSequence()
         let extensions = RTPExtensionValues(absSendTime: absSendTime(now),
-                                            transportSequenceNumber: nextTransportSequence(),
+                                            transportSequenceNumber: tw,
                                             mid: configuration.audioMID)
         let length = try stream.writePacket(
             into: scratch, timestamp: timestamp,
             marker: opusMarkers.marker(timestamp: timestamp, samples: samples),
             extensions: extensions, map: extensionMap, payload: packet)
         audio = stream
-        try protectAndTransmit(length: length, rtcp: false, route: .audioRTP, transmit)
+        let n = try protectAndTransmit(length: length, rtcp: false, route: .audioRTP, transmit)
+        sentUnpaced(tw, bytes: n, at: now)
         if nextAudioReport == nil { nextAudioReport = now + .milliseconds(100) }
     }
 
-    /// Protects `scratch[0..<length]` in place (unless insecure) and hands it on.
+    /// Protects `scratch[0..<length]` in place (unless insecure) and hands it on; returns the
+    /// bytes handed on.
+    @discardableResult
     private func protectAndTransmit(length: Int, rtcp: Bool, route: RTPRoute,
-                                    _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) throws(RTPError) {
+                                    _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) throws(RTPError) -> Int {
         var n = length
         if protector != nil {
             n = rtcp ? try protector!.protectRTCP(scratch, length: length) : try protector!.protectRTP(scratch, length: length)
@@ -312,6 +434,7 @@ public final class RTPSender {
         stats.packetsSent += 1
         stats.bytesSent += UInt64(n)
         transmit(UnsafeRawBufferPointer(rebasing: scratch[0..<n]), route)
+        return n
     }
 
     /// The edge could not send a datagram it was handed (full send buffer, ICMP error): the
@@ -343,8 +466,13 @@ public final class RTPSender {
             return
         }
         do {
-            try RTCPParser.parse(UnsafeRawBufferPointer(rebasing: datagram[0..<length])) { item in
-                handle(item, at: now, transmit: transmit)
+            let bytes = UnsafeRawBufferPointer(rebasing: datagram[0..<length])
+            try RTCPParser.parse(bytes) { item in
+                if case .transportCC(let header) = item {
+                    readTransportFeedback(header, in: bytes, at: now)
+                } else {
+                    handle(item, at: now, transmit: transmit)
+                }
             }
             if let change = feedbackWatch.heard(at: now) { requests.feedback = change }
         } catch {
@@ -403,10 +531,12 @@ public final class RTPSender {
                 }
                 // A resend is a new packet on the wire: a fresh transport-wide sequence number
                 // and send time (the RTP sequence number and payload stay the original's).
+                let tw = nextTransportSequence()
                 try RTPExtensionValues.rewriteSendElements(
                     packet: scratch, length: length, map: extensionMap,
-                    transportSequenceNumber: nextTransportSequence(), absSendTime: absSendTime(now))
-                try protectAndTransmit(length: length, rtcp: false, route: .videoRTP, transmit)
+                    transportSequenceNumber: tw, absSendTime: absSendTime(now))
+                let n = try protectAndTransmit(length: length, rtcp: false, route: .videoRTP, transmit)
+                sentUnpaced(tw, bytes: n, at: now)
                 stats.packetsRetransmitted += 1
                 return true
             } catch {
@@ -424,6 +554,7 @@ public final class RTPSender {
     public func poll(at now: MediaTime, transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
         guard connected else { return }
         if let change = feedbackWatch.check(at: now) { requests.feedback = change }
+        drainPacer(at: now, transmit)
         if let due = nextVideoReport, due <= now {
             sendReport(for: video, bye: false, route: .videoRTCP, at: now, transmit)
             nextVideoReport = now + reportInterval()
@@ -443,7 +574,15 @@ public final class RTPSender {
     /// When `poll` has something to send next; nil: nothing scheduled.
     public var nextDeadline: MediaTime? {
         guard connected else { return nil }
-        return [nextVideoReport, nextAudioReport, feedbackWatch.deadline].compactMap { $0 }.min()
+        var earliest: MediaTime?
+        for candidate in [nextVideoReport, nextAudioReport, feedbackWatch.deadline] {
+            if let c = candidate { earliest = min(earliest ?? c, c) }
+        }
+        if let t = pacer.nextSendTime {
+            let due = MediaTime(microseconds: t)
+            earliest = min(earliest ?? due, due)
+        }
+        return earliest
     }
 
     /// RFC 3550 §6.3.5: the interval randomised to 0.5...1.5 of its nominal second, so reports

@@ -1,5 +1,7 @@
-// The video send bitrate, from what the receiver reports: the loss-based half of Google
-// Congestion Control (draft-ietf-rmcat-gcc-02 §6), capped by REMB and by the configured maximum.
+// The video send bitrate, from what the receiver reports: the smallest of the delay-based
+// estimate (`DelayBasedEstimator`, from transport-wide feedback, when the peer sends it), the
+// loss-based half of Google Congestion Control (draft-ietf-rmcat-gcc-02 §6, from receiver
+// reports: the last resort), REMB (when that is what the peer sends) and the configured maximum.
 //
 // Invariants:
 // - The loss estimate moves only on a receiver report's fraction lost (the loss over the last
@@ -10,7 +12,8 @@
 //   ignored: two reports for one interval (a compound with several blocks, a duplicate) must
 //   not cut twice.
 // - The estimate stays within minimumKbps ... maximumKbps; the target is the smallest of the
-//   estimate, the last REMB and the maximum, and never below minimumKbps unless the maximum is.
+//   loss estimate, the delay-based estimate, the last REMB and the maximum, and never below
+//   minimumKbps unless the maximum is.
 // - Times are passed in; nothing here reads a clock or allocates.
 
 /// Sans-IO send-rate decision for one video stream.
@@ -30,6 +33,8 @@ public struct SendBitrateController: Sendable, Equatable {
     public private(set) var lossEstimateKbps: Int
     /// The receiver's last REMB, if it sent any.
     public private(set) var rembKbps: Int?
+    /// The newest delay-based estimate, if transport-wide feedback came.
+    public private(set) var delayBasedKbps: Int?
     /// Reports that cut the estimate, and those that let it grow.
     public private(set) var decreases = 0
     public private(set) var increases = 0
@@ -45,7 +50,8 @@ public struct SendBitrateController: Sendable, Equatable {
 
     /// The rate the encoder should run at now.
     public var targetKbps: Int {
-        min(lossEstimateKbps, rembKbps.map { max($0, 1) } ?? Int.max, maximumKbps)
+        min(lossEstimateKbps, rembKbps.map { max($0, 1) } ?? Int.max,
+            delayBasedKbps.map { max($0, minimumKbps) } ?? Int.max, maximumKbps)
     }
 
     /// A receiver report block for the video stream: `fractionLost` is its 8-bit fraction
@@ -74,6 +80,14 @@ public struct SendBitrateController: Sendable, Equatable {
     public mutating func remb(kbps: Int) -> Bool {
         let before = targetKbps
         rembKbps = max(kbps, 1)
+        return targetKbps != before
+    }
+
+    /// A delay-based estimate (kbit/s) from transport-wide feedback: a ceiling of its own.
+    @discardableResult
+    public mutating func delayBased(kbps: Int) -> Bool {
+        let before = targetKbps
+        delayBasedKbps = max(kbps, 1)
         return targetKbps != before
     }
 

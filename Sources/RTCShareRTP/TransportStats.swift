@@ -26,6 +26,12 @@ public struct TransportStats: Sendable, Equatable {
     public var unauthenticatedReceived = 0
     /// Video frames handed in before the connection was up (no keys yet), not sent.
     public var framesDroppedConnecting = 0
+    /// Transport-wide feedback packets read, and the delay-based estimate they gave (kbit/s).
+    public var transportFeedbackReceived = 0
+    public var delayBasedKbps: Int?
+    /// Video packets that waited in the pacer, and those gone from the history before their turn.
+    public var packetsPaced = 0
+    public var pacedPacketsExpired = 0
 
     public init() {}
 }

@@ -80,7 +80,7 @@ final class Log: @unchecked Sendable {
         if statsFile >= 0 {
             var json = "{\"t\":\(String(format1: Double(p.stats.elapsed.microseconds) / 1_000_000))"
                 + ",\"codec\":\"\(p.stats.videoCodec.rawValue)\",\"frames\":\(p.stats.encodedFrames),\"fps\":\(String(format1: fps)),\"kbps\":\(kbps)"
-                + ",\"target_kbps\":\(p.stats.targetBitrateKbps)"
+                + ",\"target_kbps\":\(p.stats.targetBitrateKbps),\"target_fps\":\(p.stats.targetFramesPerSecond)"
                 + ",\"keyframes\":\(p.stats.keyframes),\"repeats\":\(p.stats.repeatedFrames),\"wakeups\":\(p.stats.wakeups)"
                 + ",\"source_frames\":\(p.stats.sourceFrames),\"restarts\":\(p.stats.sourceRestarts)"
                 + ",\"audio_packets\":\(p.stats.audioPackets)"
@@ -92,6 +92,9 @@ final class Log: @unchecked Sendable {
                     + ",\"cumulative_lost\":\(t.cumulativeLost),\"nacks\":\(t.nacksReceived)"
                     + ",\"retransmitted\":\(t.packetsRetransmitted),\"pli\":\(t.pliReceived),\"fir\":\(t.firReceived)"
                     + ",\"remb_kbps\":" + (t.rembKbps.map(String.init) ?? "null")
+                    + ",\"delay_based_kbps\":" + (t.delayBasedKbps.map(String.init) ?? "null")
+                    + ",\"transport_feedback\":\(t.transportFeedbackReceived)"
+                    + ",\"paced_expired\":\(t.pacedPacketsExpired)"
             }
             json += ",\"rss_bytes\":\(p.residentBytes),\"peak_rss_bytes\":\(p.peakResidentBytes)}\n"
             _ = json.withCString { write(statsFile, $0, strlen($0)) }

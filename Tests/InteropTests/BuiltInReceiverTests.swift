@@ -92,6 +92,27 @@ import Testing
         #expect(data.count == header.utf8.count + sent.frames * (6 + Self.width * Self.height * 3 / 2))
     }
 
+    @Test func bothEndsRunTheTransportWideLoop() throws {
+        // The sender's SDP asks for transport-cc; the receiver answers every ~50 ms; on loopback
+        // the delay-based estimate sees no queue and stays at the configured rate.
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let txJSON = dir.appendingPathComponent("tx.jsonl").path
+        let (tx, rx, stats) = try run(senderExtra: ["--bitrate", "800", "--stats-json", txJSON], dir: dir)
+        let sdp = try String(contentsOfFile: dir.appendingPathComponent("x.sdp").path, encoding: .utf8)
+        #expect(sdp.contains("a=rtcp-fb:96 transport-cc"))
+        let lines = try String(contentsOfFile: txJSON, encoding: .utf8).split(separator: "\n")
+        let last = try #require(lines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        // One a frame at most (one packet each at this size, each answered within 50 ms), over
+        // the seconds the last line covers.
+        let feedback = int(last, "transport_feedback")
+        let covered = (last["t"] as? NSNumber)?.doubleValue ?? 0
+        #expect(covered >= 1 && Double(feedback) >= covered * 10, "\(feedback) transport-wide feedbacks\nsender: \(tx)\nreceiver: \(rx)")
+        #expect(int(last, "delay_based_kbps") == 800, "\(last)")
+        #expect(int(last, "target_kbps") == 800 && int(last, "target_fps") == 20)
+        #expect(int(stats, "frames_lost") == 0 && int(stats, "packets_lost") == 0, "receiver: \(rx)")
+    }
+
     @Test func gcmProfileWithoutAudio() throws {
         let dir = try Tools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -162,6 +162,22 @@ private func rtp(_ time: MediaTime, offset: UInt32 = 0) -> UInt32 {
         #expect(dropPhases.count == 1)
     }
 
+    @Test func aLowerFrameRateHoldsUntilItIsRaisedAgain() {
+        // The bitrate fell: 5 fps of a 30 fps source; then it recovered: 20 again.
+        var run = PacerRun()
+        run.source(fps: 30, from: .zero, to: s(1))
+        run.pacer.setFramesPerSecond(5)
+        #expect(run.pacer.framesPerSecond == 5)
+        run.source(fps: 30, from: s(1), to: s(4))
+        run.pacer.setFramesPerSecond(50)  // never above the configured rate
+        #expect(run.pacer.framesPerSecond == 20)
+        run.source(fps: 30, from: s(4), to: s(6))
+        for second in 2..<4 {
+            #expect(run.encodes(from: s(Int64(second)), to: s(Int64(second + 1))).count == 5)
+        }
+        #expect(run.encodes(from: s(5), to: s(6)).count == 20)
+    }
+
     @Test func fiveFpsSourceIsFilledWithRepeatsToTwentyFps() {
         var run = PacerRun()
         run.source(fps: 5, from: .zero, to: s(4))

@@ -89,6 +89,20 @@ import Testing
         #expect(c.audioChannels == 1)
     }
 
+    @Test func transportWideFeedbackIsSentOnlyWhenTheSDPAsksForIt() throws {
+        let head = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=x\r\nt=0 0\r\nm=video 5004 RTP/AVP 96\r\na=rtpmap:96 VP8/90000\r\n"
+        let extmap = "a=extmap:5 \(TransportSequenceNumber.uri)\r\n"
+        let asked = try ReceiveConfiguration(sessionDescription: SessionDescription.parse(
+            head + "a=rtcp-fb:96 transport-cc\r\n" + extmap), host: "127.0.0.1")
+        #expect(asked.transportSequenceID == 5 && asked.transport.transportSequenceID == 5)
+        // The extension without the feedback (an older sender), or the feedback without it: none.
+        let noFeedback = try ReceiveConfiguration(sessionDescription: SessionDescription.parse(head + extmap), host: "127.0.0.1")
+        #expect(noFeedback.transportSequenceID == nil)
+        let noExtension = try ReceiveConfiguration(sessionDescription: SessionDescription.parse(
+            head + "a=rtcp-fb:96 transport-cc\r\n"), host: "127.0.0.1")
+        #expect(noExtension.transportSequenceID == nil)
+    }
+
     @Test func sdpWithoutAKeyForSAVPIsRefused() throws {
         let text = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=x\r\nt=0 0\r\nm=video 5004 RTP/SAVP 96\r\na=rtpmap:96 VP8/90000\r\n"
         #expect(throws: ShareError.self) {

@@ -5,10 +5,28 @@ import RTCShareCore
 /// `delay` later, in the order sent. Two endpoints in one process talk over a pair of these,
 /// with no sockets and no sleeps, and the same seed loses the same datagrams.
 ///
+/// With a `bottleneck`, datagrams sent with their size (`send(_:bytes:at:)`) also queue for a
+/// link of that rate: each leaves the queue when the ones before it have been serialized, and one
+/// that would take the queue past its bytes is dropped (tail drop) — queueing delay and loss
+/// as a thin uplink gives them.
+///
 /// Invariants: one draw per datagram sent while the link is up and its index is not listed (no
 /// draw otherwise), so a seed's sequence of decisions depends only on what was sent; the delay
-/// is fixed, so what is in flight is always in arrival order.
+/// is fixed and the queue first in, first out, so what is in flight is always in arrival order
+/// (a datagram sent after the cap is lifted still waits for the queue ahead of it). Without a
+/// bottleneck nothing queues: the behaviour, and every seeded test, is as before.
 public struct LossyLink<Payload> {
+    /// A rate cap with a bounded tail-drop queue.
+    public struct Bottleneck: Sendable, Equatable {
+        public var bitsPerSecond: Int
+        public var queueBytes: Int
+
+        public init(bitsPerSecond: Int, queueBytes: Int) {
+            self.bitsPerSecond = bitsPerSecond
+            self.queueBytes = queueBytes
+        }
+    }
+
     /// How a datagram's loss is drawn. Two forms, because seeded tests were written against
     /// each and a different draw would lose different datagrams: a whole percentage drawn as an
     /// integer in 0..<100 (the RTP simulations) or a probability drawn as a `Double` in 0..<1
@@ -27,8 +45,17 @@ public struct LossyLink<Payload> {
     /// Datagrams sent, and of those lost.
     public private(set) var sent = 0
     public private(set) var lost = 0
+    public var bottleneck: Bottleneck?
+    /// Datagrams offered to the bottleneck and those it dropped; the longest wait in its queue.
+    /// Settable, so a test can measure from a point on.
+    public var bottleneckOffered = 0
+    public var bottleneckDropped = 0
+    public var maxQueueingDelay = MediaDuration.zero
     private var random: SeededRandom
     private var inFlight: [(at: MediaTime, payload: Payload)] = []
+    /// When the queue has serialized what it holds, and what it holds (departure, bytes).
+    private var queueFreeAt: MediaTime?
+    private var queued: [(leaves: MediaTime, bytes: Int)] = []
 
     public init(delay: MediaDuration, loss: Loss = .percent(0), seed: UInt64) {
         self.delay = delay
@@ -65,6 +92,32 @@ public struct LossyLink<Payload> {
     public mutating func send(_ payload: Payload, at now: MediaTime) -> Bool {
         if losesNext() { return false }
         carry(payload, from: now)
+        return true
+    }
+
+    /// Sends `payload` of `bytes` at `now` through the bottleneck (if one is set); returns
+    /// whether it will arrive.
+    @discardableResult
+    public mutating func send(_ payload: Payload, bytes: Int, at now: MediaTime) -> Bool {
+        if losesNext() { return false }
+        queued.removeFirst(queued.prefix { $0.leaves <= now }.count)
+        var start = now
+        if let free = queueFreeAt, free > now { start = free }
+        guard let cap = bottleneck else {
+            inFlight.append((start + delay, payload))
+            return true
+        }
+        bottleneckOffered += 1
+        if queued.reduce(0, { $0 + $1.bytes }) + bytes > cap.queueBytes {
+            bottleneckDropped += 1
+            lost += 1
+            return false
+        }
+        let leaves = start + .microseconds(Int64(bytes) * 8 * 1_000_000 / Int64(max(cap.bitsPerSecond, 1)))
+        maxQueueingDelay = max(maxQueueingDelay, leaves - now)
+        queueFreeAt = leaves
+        queued.append((leaves, bytes))
+        inFlight.append((leaves + delay, payload))
         return true
     }
 

@@ -4,7 +4,8 @@
 //
 // Input layout (FuzzInput: reads past the end give zeros):
 //   byte 0  flags: & 1 the video SSRC is named up front; & 2 RTX is declared; & 4 the video is
-//           H.264 (else VP8)
+//           H.264 (else VP8); & 8 transport-wide feedback is on (extension ID 3): built packets
+//           then carry a transport-wide sequence number, which moves by (a & 3) − 1 each time
 //   then events; op = one byte, op & 3 selects:
 //     0  a raw datagram: a length-prefixed run of the input (anything at all)
 //     1  a well-formed VP8 RTP packet: seq = previous + Int8(a), timestamp step b, marker and
@@ -72,6 +73,8 @@ public func fuzzReceiver(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     c.rtxPayloadType = flags & 2 != 0 ? 97 : nil
     // H.264: the built packets are not H.264 payloads (malformed for it), raw datagrams may be.
     c.videoCodec = flags & 4 != 0 ? .h264 : .vp8
+    let transportWide = flags & 8 != 0
+    c.transportSequenceID = transportWide ? 3 : nil
     let receiver: RTPReceiver
     do {
         receiver = try RTPReceiver(configuration: c, budget: budget, random: RNG())
@@ -89,6 +92,7 @@ public func fuzzReceiver(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var rtxSeq: UInt16 = 50
     var timestamp: UInt32 = 90_000
     var pictureID: UInt16 = 0
+    var transportSeq: UInt16 = 65_500
 
     while !input.isAtEnd {
         let op = input.u8()
@@ -108,7 +112,7 @@ public func fuzzReceiver(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             let rtx = !audio && op & 8 != 0
             var n = 0
             func put(_ v: UInt8) { buffer[n] = v; n += 1 }
-            put(0x80)
+            put(transportWide ? 0x90 : 0x80)
             put((bits & 2 != 0 ? 0x80 : 0) | (audio ? 111 : rtx ? 97 : 96))
             let s = rtx ? rtxSeq : seq
             if rtx { rtxSeq &+= 1 }
@@ -116,6 +120,12 @@ public func fuzzReceiver(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             for k in [24, 16, 8, 0] { put(UInt8(truncatingIfNeeded: timestamp >> UInt32(k))) }
             let ssrc: UInt32 = audio ? 0x3333_4444 : rtx ? 0x5555_6666 : videoSSRC
             for k in [24, 16, 8, 0] { put(UInt8(truncatingIfNeeded: ssrc >> UInt32(k))) }
+            if transportWide {
+                // RFC 8285 one-byte block: id 3, two bytes of transport-wide sequence number.
+                transportSeq = transportSeq &+ UInt16(a & 3) &- 1
+                for v: UInt8 in [0xBE, 0xDE, 0x00, 0x01, 0x31] { put(v) }
+                put(UInt8(transportSeq >> 8)); put(UInt8(truncatingIfNeeded: transportSeq)); put(0)
+            }
             if rtx { put(UInt8(seq >> 8)); put(UInt8(truncatingIfNeeded: seq)) }
             if !audio {
                 // VP8 descriptor: X, S (start), PID 0; I with a 15-bit PictureID.
@@ -144,6 +154,7 @@ public func fuzzReceiver(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     receiver.drain(at: MediaTime(microseconds: Int64.max / 4), output: output)
     fuzzCheck(UInt64(output.frames) <= receiver.stats.packets, "\(output.frames) frames from \(receiver.stats.packets) packets")
     fuzzCheck(UInt64(output.frames) == receiver.stats.framesDelivered, "frames handed out \(output.frames) vs counted")
+    if !transportWide { fuzzCheck(receiver.stats.transportFeedbackSent == 0, "transport-wide feedback sent unasked") }
     consumeDescription(receiver.stats)
     return 0
 }

@@ -3,7 +3,10 @@
 //
 // Oracles: every byte range an item hands out (CNAME text, BYE reason, REMB SSRC list) lies
 // inside the datagram and is read in full; the summary counts exactly the items delivered;
-// nothing is delivered unless the whole compound parses (the parser validates first).
+// nothing is delivered unless the whole compound parses (the parser validates first). A
+// transport-cc feedback's packet info lies inside the datagram and reads without error, one
+// report per status counted, in sequence order; the statuses write back (`RTCPTransportFeedback`)
+// to a packet that parses to the same sequence numbers and arrival times.
 
 import FuzzSupport
 import RTCShareRTP
@@ -90,13 +93,53 @@ private func visit(_ item: RTCPItem, bytes: UnsafeRawBufferPointer, now: NTPTime
         fuzzCheck(RTCPREMB.bitrate(exponent: e, mantissa: m) <= bitrate, "REMB re-encoding of \(bitrate) grew")
     case .transportCC(let header):
         consume(header.sender ^ header.media)
-        consume(header.baseSequence)
-        consume(header.statusCount)
-        consume(header.referenceTime)
         consume(header.feedbackCount)
+        range(header.packetInfo, in: bytes, "transport-cc packet info")
+        checkTransportFeedback(header, bytes: bytes)
     case .unknown(let type, let format):
         unknown += 1
         consume(type)
         consume(format)
+    }
+}
+
+/// The oracle of a parsed transport-cc: its reports read again without error, one per status,
+/// in sequence order; written back from them, the packet parses to the same reports.
+private func checkTransportFeedback(_ header: RTCPTransportCCHeader, bytes: UnsafeRawBufferPointer) {
+    var reports: [(UInt16, Int64?)] = []
+    do {
+        try RTCPTransportFeedback.forEachPacket(of: header, in: bytes) { reports.append(($0, $1)) }
+    } catch {
+        fuzzCheck(false, "transport-cc delivered but its packets do not read: \(error)")
+        return
+    }
+    fuzzCheck(reports.count == Int(header.statusCount), "\(reports.count) reports for \(header.statusCount) statuses")
+    for (i, r) in reports.enumerated() {
+        fuzzCheck(r.0 == header.baseSequence &+ UInt16(truncatingIfNeeded: i), "report \(i) is for \(r.0)")
+    }
+    // The statuses as deltas again, and the packet they write.
+    var statuses: [TransportPacketStatus] = []
+    var time = Int64(header.referenceTime) * RTCPTransportFeedback.referenceMicroseconds
+    for (_, arrival) in reports {
+        guard let arrival else { statuses.append(.notReceived); continue }
+        statuses.append(.received(deltaTicks: Int32((arrival - time) / RTCPTransportFeedback.tickMicroseconds)))
+        time = arrival
+    }
+    let again = RTCPTransportFeedback(sender: header.sender, media: header.media, baseSequence: header.baseSequence,
+                                      referenceTime: header.referenceTime, feedbackCount: header.feedbackCount,
+                                      statuses: statuses)
+    do {
+        let written = try again.serialized()
+        var reread: [(UInt16, Int64?)] = []
+        try RTCPParser.parse(written) { item in
+            guard case .transportCC(let h) = item else { return }
+            written.withUnsafeBytes { raw in
+                try? RTCPTransportFeedback.forEachPacket(of: h, in: raw) { reread.append(($0, $1)) }
+            }
+        }
+        fuzzCheck(reread.map(\.0) == reports.map(\.0) && reread.map(\.1) == reports.map(\.1),
+                  "transport-cc written back reads differently")
+    } catch {
+        fuzzCheck(false, "transport-cc statuses do not write back: \(error)")
     }
 }

@@ -238,6 +238,12 @@ func rtcpSeeds() throws -> [(String, [UInt8])] {
         ("rr-remb", try serialized([rr, remb])),
         ("rr-remb-nack-pli-bye", try serialized([rr, sdes, remb, nack, pli, bye])),
         ("transport-cc-app", try serialized([RTCPReceiverReport(ssrc: me)]) + tcc + app),
+        // As the receive core writes it: a run, a one-bit and a two-bit vector, a large delta.
+        ("rr-transport-cc-chunks", try serialized([RTCPReceiverReport(ssrc: me), RTCPTransportFeedback(
+            sender: me, media: media, baseSequence: 65_530, referenceTime: 1_000, feedbackCount: 3,
+            statuses: [TransportPacketStatus](repeating: .received(deltaTicks: 4), count: 16)
+                + [.notReceived, .received(deltaTicks: 1), .notReceived, .received(deltaTicks: 300),
+                   .received(deltaTicks: -20), .notReceived, .received(deltaTicks: 0)])])),
         ("pli-padded", padded),
     ]
 }

@@ -1,0 +1,42 @@
+/// The frame rate a share runs at for a bitrate: screen content keeps its resolution (text must
+/// stay legible) and gives up frames first when the bitrate is short, down to a floor, and gets
+/// them back as the bitrate recovers.
+///
+/// The rule, kept simple:
+/// - What the target allows: the picture at the configured frame rate needs `reference` kbit/s —
+///   the configured bitrate, or less when the size needs less (about `bitsPerPixel` per pixel
+///   per frame keeps busy screen content sharp: 1280x720 at 20 fps wants ~1.5 Mbit/s). While the
+///   target stays above 3/4 of that, every frame goes; below it the frame rate falls in
+///   proportion, to `floorFramesPerSecond` (5) at the least, so each frame keeps its bits.
+///   Below the floor, quality gives way instead (the encoder's rate control).
+/// - Only when the content needs it, looked at once a second: frames are given up only while the
+///   encoder spends most of the target (its output ≥ 85 % of it in each of the last two seconds:
+///   one keyframe is not enough, and the session does not count a second made at a target 15 %
+///   higher or more); content that needs
+///   less than half the target (a still screen, simple motion) gets every frame back at once. In
+///   between the rate holds, so it does not swing with each second's content.
+public enum ScreenFrameRate {
+    public static let bitsPerPixel = 0.08
+    public static let floorFramesPerSecond = 5
+
+    /// Frames per second the target allows for `width`x`height`, with the share configured for
+    /// `configured` frames per second at `configuredKbps`.
+    public static func allowed(targetKbps: Int, configuredKbps: Int, width: Int, height: Int, configured: Int) -> Int {
+        let needed = Double(max(width * height, 1)) * bitsPerPixel * Double(configured) / 1000
+        let reference = min(Double(max(configuredKbps, 1)), needed) * 0.75
+        let affordable = Int((Double(configured) * Double(max(targetKbps, 0)) / reference).rounded())
+        return min(configured, max(min(floorFramesPerSecond, configured), affordable))
+    }
+
+    /// The frame rate to run at next, from the one in force (`current`) and what the encoder made
+    /// in the last second (`encodedKbps`) and the one before (`encodedBeforeKbps`).
+    public static func next(current: Int, encodedKbps: Int, encodedBeforeKbps: Int, targetKbps: Int,
+                            configuredKbps: Int, width: Int, height: Int, configured: Int) -> Int {
+        if encodedKbps * 100 >= targetKbps * 85, encodedBeforeKbps * 100 >= targetKbps * 85 {
+            return allowed(targetKbps: targetKbps, configuredKbps: configuredKbps, width: width, height: height,
+                           configured: configured)
+        }
+        if encodedKbps * 2 < targetKbps { return configured }
+        return current
+    }
+}

@@ -1,0 +1,127 @@
+// The send pacer: video packets leave at a steady rate instead of a frame's (a keyframe's)
+// whole burst at once, which would overflow a shallow bottleneck queue and read as congestion.
+//
+// A token bucket filled at `pacingFactor` (2.5) × the target rate, at most `burstMicroseconds`
+// of it banked, so a frame normally goes out within its frame interval but spread over a few
+// milliseconds per packet instead of back to back.
+//
+// Priorities and policy:
+// - Audio is never queued: it goes out at once (small, and late audio is worse than late video);
+//   so do retransmissions, which are already rate-limited by their own budget. Both are charged
+//   to the bucket, so queued video waits for them: audio first, retransmissions next, video after.
+// - Only video packets are queued, by RTP sequence number: their bytes stay in the packet
+//   history, so the queue holds numbers, not packets. A packet the history no longer holds when
+//   its turn comes is counted and skipped (the receiver's NACK, then a keyframe, repair it).
+// - The queue is bounded: at most `capacity` packets, and never more than `maxQueueMicroseconds`
+//   of sending at the pacing rate — beyond that the rate rises so the queue drains in that time
+//   (a queue that grew because the target fell is sent faster rather than dropped). When the
+//   ring is full, the oldest packet is sent at once to make room: nothing is dropped here.
+// - Until a target is set the pacer holds nothing (every packet goes at once, as before pacing).
+//
+// Sans-IO: times passed in (µs); `nextSendTime` is when the next queued packet may go, for the
+// edge's timer. Fixed memory (a ring of `capacity` sequence numbers and sizes); no allocation.
+
+/// Token-bucket pacing of the video packets of one sender.
+public struct Pacer: Sendable {
+    public static let capacity = 1024
+    public static let pacingFactor = 2.5
+    public static let burstMicroseconds: Int64 = 5_000
+    public static let maxQueueMicroseconds: Int64 = 300_000
+    public static let minimumWaitMicroseconds: Int64 = 1_000
+
+    /// Bytes per second packets are paced at; nil: not paced.
+    public private(set) var bytesPerSecond: Double?
+    /// Packets sent at once because the ring was full.
+    public private(set) var overflowed = 0
+    /// Bytes and packets waiting.
+    public private(set) var queuedBytes = 0
+    public var queuedPackets: Int { tail - head }
+    /// Whether packets are held for pacing (a target was set).
+    public var isPacing: Bool { bytesPerSecond != nil }
+
+    private var sequences: [UInt16]
+    private var sizes: [Int32]
+    private var head = 0
+    private var tail = 0
+    /// Tokens in bytes; may go below zero by the packet that took the last of them.
+    private var tokens = 0.0
+    private var updatedAt: Int64?
+
+    public init() {
+        sequences = [UInt16](repeating: 0, count: Self.capacity)
+        sizes = [Int32](repeating: 0, count: Self.capacity)
+    }
+
+    /// Paces at `pacingFactor` × `targetKbps` from now on.
+    public mutating func setTarget(kbps: Int, at now: Int64) {
+        refill(now)
+        bytesPerSecond = Double(max(kbps, 1)) * 1000 / 8 * Self.pacingFactor
+    }
+
+    /// The rate the queue drains at now: the pacing rate, raised when the queue holds more than
+    /// `maxQueueMicroseconds` of it.
+    private var drainRate: Double? {
+        guard let r = bytesPerSecond else { return nil }
+        return max(r, Double(queuedBytes) * 1_000_000 / Double(Self.maxQueueMicroseconds))
+    }
+
+    private mutating func refill(_ now: Int64) {
+        // Time never runs back for the bucket (a caller's times may repeat).
+        defer { updatedAt = max(updatedAt ?? now, now) }
+        guard let rate = drainRate, let last = updatedAt, now > last else { return }
+        let cap = rate * Double(Self.burstMicroseconds) / 1_000_000
+        tokens = min(tokens + rate * Double(now - last) / 1_000_000, max(cap, 1500))
+    }
+
+    /// Queues video packet `sequence` of `bytes`. Returns the sequence number that must go at
+    /// once to make room (the oldest), if the ring was full.
+    public mutating func enqueue(_ sequence: UInt16, bytes: Int) -> UInt16? {
+        var evicted: UInt16? = nil
+        if queuedPackets == Self.capacity {
+            evicted = pop()
+            overflowed += 1
+        }
+        sequences[tail & (Self.capacity - 1)] = sequence
+        sizes[tail & (Self.capacity - 1)] = Int32(clamping: bytes)
+        tail += 1
+        queuedBytes += bytes
+        return evicted
+    }
+
+    private mutating func pop() -> UInt16 {
+        let i = head & (Self.capacity - 1)
+        head += 1
+        queuedBytes -= Int(sizes[i])
+        return sequences[i]
+    }
+
+    /// The next packet that may go at `now`, taken off the queue; nil when the queue is empty or
+    /// the bucket is (then `nextSendTime` says when).
+    public mutating func next(at now: Int64) -> UInt16? {
+        guard queuedPackets > 0 else { return nil }
+        guard drainRate != nil else { return pop() }
+        refill(now)
+        guard tokens > 0 else { return nil }
+        tokens -= Double(sizes[head & (Self.capacity - 1)])
+        return pop()
+    }
+
+    /// Bytes sent outside the queue (audio, retransmissions, RTCP): queued video waits for them.
+    public mutating func charge(bytes: Int, at now: Int64) {
+        guard bytesPerSecond != nil else { return }
+        refill(now)
+        tokens -= Double(bytes)
+        // Never owe more than the burst: audio and resends alone must not stall video for long.
+        if let rate = drainRate { tokens = max(tokens, -rate * Double(Self.burstMicroseconds) / 1_000_000 - 1500) }
+    }
+
+    /// When the next queued packet may go (on the clock of the times passed in); nil when
+    /// nothing waits.
+    public var nextSendTime: Int64? {
+        guard queuedPackets > 0 else { return nil }
+        let last = updatedAt ?? 0
+        guard let rate = drainRate, tokens <= 0 else { return last }
+        // At least a millisecond: the bucket banks 5 ms, so waking for less only costs wake-ups.
+        return last + max(Int64(((1 - tokens) / rate * 1_000_000).rounded(.up)), Self.minimumWaitMicroseconds)
+    }
+}

@@ -1,0 +1,75 @@
+@testable import RTCShareRTP
+import Testing
+
+/// The delay-based estimator fed synthetic feedback: a path whose delay is steady, one whose
+/// queue grows, and the AIMD rules.
+@Suite struct DelayBasedEstimatorTests {
+    /// Packets of 1200 bytes sent every `interval` µs for `seconds`; the arrival of packet i is
+    /// its send time + 20 ms + `queue(i)`. Feedback every 50 ms. Returns the estimate after.
+    func feed(_ e: inout DelayBasedEstimator, interval: Int64, seconds: Int64, from start: Int64 = 0,
+              queue: (Int64) -> Int64) -> [Int] {
+        var estimates: [Int] = []
+        var t = start
+        var nextFeedback = start + 50_000
+        var i: Int64 = 0
+        while t < start + seconds * 1_000_000 {
+            e.packetReceived(sentAt: t, arrivedAt: t + 20_000 + queue(t - start), bytes: 1200)
+            t += interval
+            i += 1
+            if t >= nextFeedback {
+                estimates.append(e.feedbackProcessed(now: t + 40_000, roundTrip: 40_000))
+                nextFeedback += 50_000
+            }
+        }
+        return estimates
+    }
+
+    @Test func aSteadyPathIsNeverTakenForOveruse() {
+        // 960 kbit/s sent, constant delay: the estimate only grows, within 1.5 × what arrives.
+        var e = DelayBasedEstimator(startKbps: 500, maximumKbps: 5000)
+        let estimates = feed(&e, interval: 10_000, seconds: 10) { _ in 0 }
+        #expect(e.overuses == 0 && e.rate.decreases == 0)
+        #expect(estimates == estimates.sorted(), "never falls")
+        #expect(e.estimateKbps > 500 && e.estimateKbps <= 960 * 3 / 2 + 10 + 5)
+        let acked = e.acknowledged.bitsPerSecond ?? 0
+        #expect(acked > 900_000 && acked < 1_020_000, "acknowledged \(acked)")
+    }
+
+    @Test func aGrowingQueueIsOveruseAndTheRateFallsUnderWhatArrives() {
+        // Sent at 2 Mbit/s into a 1 Mbit/s link: each packet waits 4.8 ms more than the one before.
+        var e = DelayBasedEstimator(startKbps: 2000, maximumKbps: 2500)
+        var arrivals: [Int64] = []
+        _ = feed(&e, interval: 4_800, seconds: 1) { offset in
+            let i = offset / 4_800
+            let arrival = i * 9_600  // the link's pace
+            arrivals.append(arrival)
+            return arrival - offset
+        }
+        #expect(e.overuses >= 1 && e.rate.decreases >= 1)
+        #expect(e.estimateKbps < 1000, "estimate \(e.estimateKbps)")
+        #expect(e.estimateKbps >= 400)
+    }
+
+    @Test func theFirstDecreaseIsNearTheAcknowledgedRateAndLaterGrowthIsAdditive() {
+        var r = AIMDRateControl(startBitsPerSecond: 2_000_000, minimumBitsPerSecond: 100_000, maximumBitsPerSecond: 3_000_000)
+        r.update(.overusing, acknowledged: 1_000_000, roundTrip: 50_000, now: 0)
+        #expect(r.bitsPerSecond == 850_000 && r.state == .hold)
+        // A second overuse within the round trip does not cut again.
+        r.update(.overusing, acknowledged: 1_000_000, roundTrip: 50_000, now: 20_000)
+        #expect(r.bitsPerSecond == 850_000)
+        // Near the rate it congested at: about a packet (9.4 kbit at this rate) per response time
+        // (round trip + 100 ms = 0.6 s) a second, not 8 % (which would be 991 kbit/s by now).
+        r.update(.normal, acknowledged: 850_000, roundTrip: 500_000, now: 1_000_000)
+        r.update(.normal, acknowledged: 850_000, roundTrip: 500_000, now: 2_000_000)
+        #expect(r.isNearCapacity)
+        #expect(r.bitsPerSecond > 870_000 && r.bitsPerSecond < 890_000, "\(r.bitsPerSecond)")
+        // Far above it (the path got faster): multiplicative again.
+        var far = r
+        far.update(.normal, acknowledged: 1_400_000, roundTrip: 50_000, now: 3_000_000)
+        #expect(!far.isNearCapacity)
+        // Underuse holds.
+        let before = r.bitsPerSecond
+        r.update(.underusing, acknowledged: 850_000, roundTrip: 50_000, now: 4_000_000)
+        #expect(r.bitsPerSecond == before)
+    }
+}

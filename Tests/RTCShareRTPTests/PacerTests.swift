@@ -1,0 +1,69 @@
+@testable import RTCShareRTP
+import Testing
+
+/// The send pacer in fake time: what it lets go when, and what it does when it is full.
+@Suite struct PacerTests {
+    /// Polls `pacer` every 100 µs from `start` until it is empty; the send times of each packet.
+    func drain(_ pacer: inout Pacer, from start: Int64) -> [(Int64, UInt16)] {
+        var out: [(Int64, UInt16)] = []
+        var t = start
+        while pacer.queuedPackets > 0 && t < start + 10_000_000 {
+            while let s = pacer.next(at: t) { out.append((t, s)) }
+            if let due = pacer.nextSendTime { #expect(due > t || pacer.queuedPackets == 0) }
+            t += 100
+        }
+        return out
+    }
+
+    @Test func withoutATargetNothingWaits() {
+        var p = Pacer()
+        #expect(!p.isPacing)
+        for s in 0..<5 { #expect(p.enqueue(UInt16(s), bytes: 1200) == nil) }
+        var got: [UInt16] = []
+        while let s = p.next(at: 0) { got.append(s) }
+        #expect(got == [0, 1, 2, 3, 4] && p.nextSendTime == nil)
+    }
+
+    @Test func aBurstLeavesAtTwoAndAHalfTimesTheTargetInOrder() {
+        var p = Pacer()
+        p.setTarget(kbps: 1000, at: 0)  // 2.5 Mbit/s: 312.5 bytes per ms
+        for s in 0..<20 { _ = p.enqueue(UInt16(s), bytes: 1250) }
+        let sent = drain(&p, from: 0)
+        #expect(sent.map(\.1) == (0..<20).map(UInt16.init))
+        // 25 000 bytes at 312.5 bytes/ms: 80 ms, never more than the 5 ms burst at once.
+        let span = sent.last!.0 - sent.first!.0
+        #expect(span >= 70_000 && span <= 85_000, "span \(span) µs")
+        for (i, (t, _)) in sent.enumerated() {
+            let sameTime = sent.filter { $0.0 == t }.count
+            #expect(sameTime <= 2, "packet \(i) at \(t) with \(sameTime) at once")
+        }
+    }
+
+    @Test func audioAndResendsSentAtOnceMakeVideoWait() {
+        var a = Pacer(), b = Pacer()
+        a.setTarget(kbps: 1000, at: 0)
+        b.setTarget(kbps: 1000, at: 0)
+        for s in 0..<10 {
+            _ = a.enqueue(UInt16(s), bytes: 1250)
+            _ = b.enqueue(UInt16(s), bytes: 1250)
+        }
+        // b: 2 KB of audio and resends went out unpaced first, in small pieces.
+        for k in 0..<10 { b.charge(bytes: 200, at: Int64(k) * 500) }
+        let plain = drain(&a, from: 5_000).last!.0, charged = drain(&b, from: 5_000).last!.0
+        #expect(charged > plain + 3_000, "video finished at \(plain) µs alone, \(charged) µs after 2 KB sent first")
+    }
+
+    @Test func aFullRingSendsItsOldestAtOnceAndALongQueueDrainsFaster() {
+        var p = Pacer()
+        p.setTarget(kbps: 100, at: 0)  // 31.25 KB/s: 1024 packets of 1200 would take 39 s
+        var evicted: [UInt16] = []
+        for s in 0..<(Pacer.capacity + 3) {
+            if let e = p.enqueue(UInt16(s), bytes: 1200) { evicted.append(e) }
+        }
+        #expect(evicted == [0, 1, 2] && p.overflowed == 3 && p.queuedPackets == Pacer.capacity)
+        // The queue holds far more than its 300 ms at the pacing rate: it drains in about that.
+        let sent = drain(&p, from: 0)
+        #expect(sent.count == Pacer.capacity)
+        #expect(sent.last!.0 <= 2_000_000, "drained in \(sent.last!.0) µs")
+    }
+}

@@ -1,0 +1,48 @@
+import RTCShare
+import Testing
+
+/// The frame rate gives way first when the bitrate is short and the content needs it, down to
+/// its floor, and comes back.
+@Suite struct ScreenFrameRateTests {
+    func allowed(_ kbps: Int, configuredKbps: Int = 2500, _ w: Int = 1280, _ h: Int = 720, configured: Int = 20) -> Int {
+        ScreenFrameRate.allowed(targetKbps: kbps, configuredKbps: configuredKbps, width: w, height: h, configured: configured)
+    }
+
+    func next(current: Int, encoded: Int, before: Int? = nil, target: Int) -> Int {
+        ScreenFrameRate.next(current: current, encodedKbps: encoded, encodedBeforeKbps: before ?? encoded,
+                             targetKbps: target, configuredKbps: 2500, width: 1280, height: 720, configured: 20)
+    }
+
+    @Test func everyFrameGoesWhileTheBitrateIsNearWhatThePictureNeeds() {
+        // 1280x720 at 20 fps needs ~1475 kbit/s: at the configured 2500, or above 3/4 of the need,
+        // every frame goes.
+        #expect(allowed(2500) == 20 && allowed(1475) == 20 && allowed(1110) == 20)
+        // 320x240 needs ~123 kbit/s at 20 fps: 300 is plenty.
+        #expect(allowed(300, 320, 240) == 20)
+    }
+
+    @Test func aShortBitrateAllowsFewerFramesInProportionDownToTheFloor() {
+        let half = allowed(553)  // half of 3/4 of the need
+        #expect(half == 10)
+        #expect(allowed(800) > half && allowed(800) < 20)
+        #expect(allowed(150) == ScreenFrameRate.floorFramesPerSecond && allowed(0) == 5)
+        #expect(allowed(10, configured: 3) == 3, "a configured rate under the floor is kept")
+        // Configured for 1000 kbit/s at 720p: 1000 is the share's own rate, not a shortage.
+        #expect(allowed(1000, configuredKbps: 1000) == 20 && allowed(375, configuredKbps: 1000) == 10)
+    }
+
+    @Test func framesAreGivenUpOnlyWhenTheEncoderSpendsTheTarget() {
+        // Busy content at a 553 kbit/s target: the encoder spends it all, so 10 fps.
+        #expect(next(current: 20, encoded: 560, target: 553) == 10)
+        // One second of it (a keyframe, or a second made at a higher target) is not enough.
+        #expect(next(current: 20, encoded: 900, before: 200, target: 553) == 20)
+        // Simple content (a still screen) at the same target: every frame.
+        #expect(next(current: 20, encoded: 150, target: 553) == 20)
+        #expect(next(current: 10, encoded: 150, target: 553) == 20, "back at once")
+        // In between, the rate in force holds.
+        #expect(next(current: 10, encoded: 400, target: 553) == 10)
+        #expect(next(current: 20, encoded: 400, target: 553) == 20)
+        // The bitrate recovered and the encoder spends it: every frame again.
+        #expect(next(current: 10, encoded: 1500, target: 1500) == 20)
+    }
+}
