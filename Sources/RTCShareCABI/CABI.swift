@@ -329,7 +329,8 @@ public func rtcshare_session_create(_ process: OpaquePointer?, _ config: UnsafeP
     // begins: read only what it has, and give the rest its default.
     var given = rtcshare_config()
     rtcshare_config_init(&given)
-    UnsafeMutableRawPointer(&given).copyMemory(from: config, byteCount: Int(config.pointee.struct_size))
+    let known = min(Int(config.pointee.struct_size), MemoryLayout<rtcshare_config>.size)  // checked above too
+    withUnsafeMutableBytes(of: &given) { $0.baseAddress!.copyMemory(from: config, byteCount: known) }
     given.struct_size = UInt32(MemoryLayout<rtcshare_config>.size)
     guard let settings = configuration(given, error: &problem) else {
         return RTCSHARE_E_INVALID_ARGUMENT.rawValue
