@@ -2,6 +2,9 @@
 #include "ccore/reclaim.h"
 
 #include <fcntl.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -169,4 +172,12 @@ ccore_status ccore_reclaim_new_zero_pages(const ccore_range *before, size_t befo
         }
     }
     return CCORE_OK;
+}
+
+int ccore_release_free_heap(void) {
+#if defined(__GLIBC__)
+    return malloc_trim(0);
+#else
+    return 0;
+#endif
 }

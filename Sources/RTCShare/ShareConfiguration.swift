@@ -21,6 +21,10 @@ public struct ShareConfiguration: Sendable, Equatable {
     public var ivfPath: String?
     /// Whole-process memory budget.
     public var memoryCapBytes = 50 << 20
+    /// The resident size at which the share gives way (frame rate, then output size; see
+    /// `MemoryGovernor`); nil: no governor. It reads the whole process's resident memory, so
+    /// an embedder running several shares in one process sets its own line or none.
+    public var memorySoftLimitBytes: Int?
     /// The share's audio; nil: video only.
     public var audio: AudioConfiguration?
     /// A live source that delivers nothing for this long is restarted.

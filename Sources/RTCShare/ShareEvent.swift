@@ -17,6 +17,8 @@ public enum ShareEvent: Sendable, Equatable {
     case receiverSilent(output: String, milliseconds: Int64)
     /// RTCP came from that receiver again after a silence of this long.
     case receiverHeardAgain(output: String, afterMilliseconds: Int64)
+    /// Resident memory reached the governor's line: the share gave way by `step`.
+    case memoryPressure(residentBytes: Int, limitBytes: Int, step: MemoryGovernorStep)
     /// Once a second while running: the counters so far and the outputs' transport figures.
     case progress(ShareProgress)
     /// Something an output wants the user to know (a receiver left, a key problem); one line.

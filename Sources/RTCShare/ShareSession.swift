@@ -1,3 +1,4 @@
+import CCore
 import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
@@ -81,7 +82,8 @@ public final class ShareSession: Sendable {
                                     sinks extraSinks: [any MediaSink] = [],
                                     audio: (any AudioPath)? = nil,
                                     codec: VideoCodec? = nil) throws(ShareError) -> ShareStats {
-        let output = plan.outputSize
+        // Fixed unless the memory governor steps the size down (a share with a transform stage).
+        var output = plan.outputSize
         let codec = codec ?? configuration.videoCodec.resolvedAlone
         onEvent(.starting(source: source.name, output: output, framesPerSecond: configuration.framesPerSecond,
                           codec: codec))
@@ -162,6 +164,12 @@ public final class ShareSession: Sendable {
         var pacer = FramePacerStateMachine(configuration: .init(
             targetFramesPerSecond: configuration.framesPerSecond,
             idleFramesPerSecond: configuration.idleFramesPerSecond))
+        var governor = configuration.memorySoftLimitBytes.map {
+            // A smaller encoder needs less only when its start-up zero pages are given back
+            // too (CLI); and only a share with a transform stage can scale to it.
+            MemoryGovernor(limitBytes: $0, framesPerSecond: configuration.framesPerSecond, outputSize: output,
+                           canResize: transformer != nil && configuration.reclaimEncoderStartupMemory)
+        }
         let startedAt = MonotonicClock.now()
         var watchdog = StallWatchdogStateMachine(
             configuration: .init(stallThreshold: configuration.stallThreshold), startedAt: startedAt)
@@ -183,11 +191,11 @@ public final class ShareSession: Sendable {
         var encodedBytesAtLastSecond: UInt64 = 0
         var targetAtLastSecond = rate.targetKbps
         func updateFrameRate() {
-            pacer.setFramesPerSecond(ScreenFrameRate.next(
+            pacer.setFramesPerSecond(min(ScreenFrameRate.next(
                 current: pacer.framesPerSecond, encodedKbps: encodedKbps, encodedBeforeKbps: encodedBeforeKbps,
                 targetKbps: rate.targetKbps,
                 configuredKbps: rate.maximumKbps, width: output.width, height: output.height,
-                configured: configuration.framesPerSecond))
+                configured: configuration.framesPerSecond), governor?.frameRateCap ?? Int.max))
             stats.targetFramesPerSecond = pacer.framesPerSecond
         }
         func applyRate(at now: MediaTime) throws(ShareError) {
@@ -410,6 +418,27 @@ public final class ShareSession: Sendable {
                     encodedKbps = Int((stats.encodedBytes - encodedBytesAtLastSecond) * 8 / 1000)
                     encodedBytesAtLastSecond = stats.encodedBytes
                     updateFrameRate()
+                    let resident = PeakMemory.currentResidentBytes()
+                    if let step = governor?.sample(residentBytes: resident, at: now) {
+                        switch step {
+                        case .frameRate:
+                            updateFrameRate()
+                        case .outputSize(let size):
+                            // The old encoder goes first: the point is to need less.
+                            encoderInput = nil
+                            encoder = nil
+                            _ = ccore_release_free_heap()  // its pages back to the system, not kept by malloc
+                            encoder = try makeEncoder(codec, size)
+                            output = size
+                            do { try encoder!.setBitrate(kbps: stats.targetBitrateKbps) } catch {
+                                throw .pipeline("bitrate \(stats.targetBitrateKbps) kbit/s: \(error)")
+                            }
+                            inputGeneration = -1
+                        case .exhausted:
+                            break
+                        }
+                        onEvent(.memoryPressure(residentBytes: resident, limitBytes: governor!.limitBytes, step: step))
+                    }
                     stats.elapsed = now - startedAt
                     stats.droppedByRing = ring.stats.droppedOldest
                     stats.sourceRestarts = watchdog.counters.restarts
@@ -467,11 +496,14 @@ extension ShareSession {
         preparedEncoder.withLock { $0 = encoder.take() }
     }
 
-    private func makeEncoder(_ codec: VideoCodec, _ output: PictureSize) throws(ShareError) -> VideoEncoder {
+    /// `reclaiming`: give back the encoder's start-up zero pages (only while no other thread of
+    /// the share runs: not for an encoder made mid-share).
+    private func makeEncoder(_ codec: VideoCodec, _ output: PictureSize,
+                             reclaiming: Bool = true) throws(ShareError) -> VideoEncoder {
         do {
             return try VideoEncoder(codec: codec, width: output.width, height: output.height,
                                     bitrateKbps: configuration.bitrateKbps, frameRate: configuration.framesPerSecond,
-                                    reclaimStartupZeroPages: configuration.reclaimEncoderStartupMemory)
+                                    reclaimStartupZeroPages: reclaiming && configuration.reclaimEncoderStartupMemory)
         } catch {
             throw .output("\(codec) encoder: \(error)")
         }

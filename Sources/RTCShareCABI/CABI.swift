@@ -154,6 +154,10 @@ final class CSession: @unchecked Sendable {
             type = RTCSHARE_EVENT_RECEIVER_HEARD_AGAIN
             value = ms
             text = output
+        case .memoryPressure(let resident, _, let step):
+            type = RTCSHARE_EVENT_MEMORY_PRESSURE
+            value = Int64(resident)
+            text = step.description
         case .finished(let reason):
             type = RTCSHARE_EVENT_FINISHED
             text = reason.description

@@ -48,6 +48,9 @@ final class Log: @unchecked Sendable {
         case .receiverSilent(let output, let ms):
             line("rtcshare: warning: no RTCP from the receiver (\(output)) for \(ms / 1000) s: "
                  + "is it running, at that address, with the same key?")
+        case .memoryPressure(let resident, let limit, let step):
+            let mib = { (bytes: Int) -> String in let tenths = bytes * 10 / 1_048_576; return "\(tenths / 10).\(tenths % 10)" }
+            line("rtcshare: warning: resident memory \(mib(resident)) MiB reached the \(mib(limit)) MiB line: \(step)")
         case .receiverHeardAgain(let output, let ms):
             line("rtcshare: the receiver (\(output)) is reporting again after \(ms / 1000) s of silence")
         case .finished(let reason):

@@ -11,6 +11,7 @@ struct ShareOptions: CommandLineOptions {
     var bitrate = 1500
     var codec = "auto"
     var memCap = "50M"
+    var memSoftLimit: String?
     var outputOrientation = "landscape"
     var simulateOrientation: Int?
     var ipcMaxSize = "1280x720"
@@ -30,6 +31,8 @@ struct ShareOptions: CommandLineOptions {
             .option("bitrate", \.bitrate, value: "kbit/s", help: "Video bitrate in kbit/s.", defaults: d),
             .option("codec", \.codec, help: "Video codec: vp8, h264 (constrained baseline, openh264), or auto (VP8 with --peer; with --whip both are offered, VP8 first, and the server picks).", defaults: d),
             .option("mem-cap", \.memCap, value: "bytes", help: "Whole-process memory budget, e.g. 50M or 64M.", defaults: d),
+            .option("mem-soft-limit", \.memSoftLimit, value: "bytes",
+                    help: "Resident size at which a running share gives way, frame rate first, then output size (default: 90% of --mem-cap; 0: never)."),
             .option("output-orientation", \.outputOrientation, value: "shape",
                     help: "Output shape: landscape, portrait, or source (the first frame's upright shape).", defaults: d),
             .option("simulate-orientation", \.simulateOrientation, value: "N",
@@ -68,6 +71,9 @@ struct ShareOptions: CommandLineOptions {
         }
         guard size == "auto" || PictureSize(parsing: size) != nil else {
             throw ValidationError("--size must be auto or WxH with even sides in 16...4096, not '\(size)'")
+        }
+        if let memSoftLimit, memSoftLimit != "0", Self.parseBytes(memSoftLimit) == nil {
+            throw ValidationError("--mem-soft-limit must be a size such as 45M, or 0, not '\(memSoftLimit)'")
         }
         guard Self.parseBytes(memCap) != nil else {
             throw ValidationError("--mem-cap must be a size such as 50M, 64M or 1G, not '\(memCap)'")
@@ -127,6 +133,11 @@ struct ShareOptions: CommandLineOptions {
         c.bitrateKbps = bitrate
         c.videoCodec = VideoCodecChoice(rawValue: codec) ?? .auto
         c.memoryCapBytes = Self.parseBytes(memCap) ?? (50 << 20)
+        switch memSoftLimit {
+        case nil: c.memorySoftLimitBytes = c.memoryCapBytes / 10 * 9
+        case "0"?: c.memorySoftLimitBytes = nil
+        case let text?: c.memorySoftLimitBytes = Self.parseBytes(text)
+        }
         c.audio = audioInput.map { AudioConfiguration(input: $0, bitrate: audioBitrate * 1000) }
         // The CLI owns every thread of its process, and they allocate only at their start.
         c.reclaimEncoderStartupMemory = true

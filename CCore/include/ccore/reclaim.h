@@ -51,6 +51,12 @@ ccore_status ccore_reclaim_new_zero_pages(const ccore_range *before, size_t befo
 /// guarantees no other thread writes the range meanwhile.
 ccore_status ccore_reclaim_zero_pages(uintptr_t start, uintptr_t end, size_t *reclaimed_bytes);
 
+/// Returns the memory malloc holds free (its heap top and whole free pages inside its arenas) to
+/// the system: after a large object is freed (an encoder replaced mid-share), so the memory is
+/// given back rather than kept for later. Returns 1 when some was released. glibc only; 0
+/// elsewhere.
+int ccore_release_free_heap(void);
+
 #ifdef __cplusplus
 }
 #endif

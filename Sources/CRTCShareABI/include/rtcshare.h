@@ -126,6 +126,7 @@ enum rtcshare_event_type {
     RTCSHARE_EVENT_FINISHED = 9,         /* text: the reason ("duration reached", "stopped: …", "failed: …") */
     RTCSHARE_EVENT_RECEIVER_SILENT = 10, /* value: ms without RTCP from the receiver; text: the output */
     RTCSHARE_EVENT_RECEIVER_HEARD_AGAIN = 11, /* value: ms the silence lasted; text: the output */
+    RTCSHARE_EVENT_MEMORY_PRESSURE = 12, /* value: resident bytes; text: what gave way ("frame rate lowered to 10 fps") */
 };
 
 typedef struct rtcshare_event {
