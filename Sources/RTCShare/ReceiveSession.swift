@@ -287,6 +287,7 @@ final class ReceiveLoop: RTPReceiverOutput {
         r.markersUnreadable = markers.unreadable
         r.freezes = markers.freezes
         r.freezeMicroseconds = markers.freezeMicroseconds
+        r.longestFreezeMicroseconds = markers.longestGapMicroseconds
         r.latencyP50Microseconds = markers.latency.percentile(50)
         r.latencyP99Microseconds = markers.latency.percentile(99)
         r.latencyMaxMicroseconds = markers.latency.count > 0 ? markers.latency.maximumMicroseconds : nil
@@ -302,6 +303,10 @@ final class ReceiveLoop: RTPReceiverOutput {
         r.nackPackets = s.nackPackets
         r.plis = s.plis
         r.bytes = s.bytes
+        r.bytesRetransmitted = s.bytesRepaired
+        let n = core.nackCounters
+        let missing = n.missing > n.reordered ? n.missing - n.reordered : 0
+        r.bytesLostEstimate = s.packets > 0 ? missing * (s.bytes / s.packets) : 0
         r.jitterMicroseconds = core.videoJitterMicroseconds
         r.audioPackets = s.audioPackets
         r.srtpFailures = s.srtpFailures
