@@ -52,6 +52,8 @@ public struct ReceiveReport: Sendable, Equatable {
     public var audioPackets: UInt64 = 0
     public var audioDecoded: UInt64 = 0
     public var audioConcealed: UInt64 = 0
+    /// Lost audio packets rebuilt from the next packet's in-band FEC (not concealed).
+    public var audioRecoveredByFEC: UInt64 = 0
     // Transport.
     public var srtpFailures: UInt64 = 0
     public var malformed: UInt64 = 0
@@ -86,7 +88,7 @@ public struct ReceiveReport: Sendable, Equatable {
             + "latency p50 \(Self.ms(latencyP50Microseconds)) ms p99 \(Self.ms(latencyP99Microseconds)) ms; "
             + "packets \(packets) lost \(packetsLost) nacked \(packetsNacked) recovered \(packetsRecovered); "
             + "bytes retransmitted \(bytesRetransmitted) lost ~\(bytesLostEstimate); "
-            + "plis \(plis); audio packets \(audioPackets) concealed \(audioConcealed)"
+            + "plis \(plis); audio packets \(audioPackets) concealed \(audioConcealed) fec \(audioRecoveredByFEC)"
     }
 
     /// The same numbers (and a few more) as one JSON object.
@@ -106,7 +108,8 @@ public struct ReceiveReport: Sendable, Equatable {
             + ",\"bytes\":\(bytes),\"bytes_retransmitted\":\(bytesRetransmitted)"
             + ",\"bytes_lost_estimate\":\(bytesLostEstimate),\"jitter_ms\":\(Self.ms(jitterMicroseconds))"
             + ",\"audio_packets\":\(audioPackets),\"audio_decoded\":\(audioDecoded)"
-            + ",\"audio_concealed\":\(audioConcealed),\"srtp_failures\":\(srtpFailures)"
+            + ",\"audio_concealed\":\(audioConcealed),\"audio_fec_recovered\":\(audioRecoveredByFEC)"
+            + ",\"srtp_failures\":\(srtpFailures)"
             + ",\"malformed\":\(malformed),\"rtcp_received\":\(rtcpReceived)"
             + ",\"sender_reports\":\(sendersReportsReceived),\"bye\":\(byeReceived)"
             + ",\"y4m_skipped_frames\":\(y4mSkippedFrames),\"elapsed_s\":\(Self.ms(elapsedMicroseconds / 1000))"
