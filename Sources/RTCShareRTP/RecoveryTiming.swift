@@ -8,8 +8,10 @@
 //   smoothed as RFC 6298 does (srtt += (r − srtt)/8, rttvar += (|r − srtt| − rttvar)/4).
 //   Before any answer came, `defaultRoundTrip` stands for it with a variance of half of it, so
 //   a path far longer than the default is still covered by the first retries.
-// - A NACK is asked again after one answer time: rtt + 2 × rttvar + a margin (the sender's
-//   turnaround and our poll), so an answer on its way is not asked for twice. The jitter that
+// - A NACK is asked again after one answer time: rtt + rttvar + a margin (the sender's
+//   turnaround and our poll), so an answer on its way is rarely asked for twice (and the sender
+//   does not resend a packet twice within its round trip anyway), while a lost answer is asked
+//   for again soon enough for a second try to fit in the wait. The jitter that
 //   counts is the round trip's own variation: the RTP interarrival jitter (RFC 3550 A.8) also
 //   measures how unevenly the sender sends against its capture clock (a slow encoder, frame
 //   repeats), which is not time a NACK's answer needs.
@@ -62,7 +64,7 @@ public struct RecoveryTiming: Sendable, Equatable {
 
     /// How long an answer to a NACK may take: the spacing between NACKs of one number.
     public var answerMicroseconds: Int64 {
-        roundTripMicroseconds + 2 * roundTripVariationMicroseconds + configuration.marginMicroseconds
+        roundTripMicroseconds + roundTripVariationMicroseconds + configuration.marginMicroseconds
     }
 
     /// How long a hole is waited for before it is given up.
