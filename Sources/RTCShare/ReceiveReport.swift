@@ -48,6 +48,9 @@ public struct ReceiveReport: Sendable, Equatable {
     /// higher number arrived first, reordering excluded) times the mean video packet size.
     public var bytesLostEstimate: UInt64 = 0
     public var jitterMicroseconds: Int64 = 0
+    /// The round trip learnt from NACK answers and its variation (nil: none measured).
+    public var nackRoundTripMicroseconds: Int64?
+    public var nackRoundTripVariationMicroseconds: Int64?
     // Audio.
     public var audioPackets: UInt64 = 0
     public var audioDecoded: UInt64 = 0
@@ -107,6 +110,7 @@ public struct ReceiveReport: Sendable, Equatable {
             + ",\"packets_late\":\(packetsLate),\"nack_packets\":\(nackPackets),\"plis\":\(plis)"
             + ",\"bytes\":\(bytes),\"bytes_retransmitted\":\(bytesRetransmitted)"
             + ",\"bytes_lost_estimate\":\(bytesLostEstimate),\"jitter_ms\":\(Self.ms(jitterMicroseconds))"
+            + ",\"nack_rtt_ms\":\(num(nackRoundTripMicroseconds)),\"nack_rtt_var_ms\":\(num(nackRoundTripVariationMicroseconds))"
             + ",\"audio_packets\":\(audioPackets),\"audio_decoded\":\(audioDecoded)"
             + ",\"audio_concealed\":\(audioConcealed),\"audio_fec_recovered\":\(audioRecoveredByFEC)"
             + ",\"srtp_failures\":\(srtpFailures)"

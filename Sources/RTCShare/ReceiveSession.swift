@@ -330,6 +330,8 @@ final class ReceiveLoop: RTPReceiverOutput {
         r.plis = s.plis
         r.bytes = s.bytes
         r.bytesRetransmitted = s.bytesRepaired
+        r.nackRoundTripMicroseconds = core.recovery.smoothedRoundTripMicroseconds
+        r.nackRoundTripVariationMicroseconds = core.recovery.samples > 0 ? core.recovery.roundTripVariationMicroseconds : nil
         let n = core.nackCounters
         let missing = n.missing > n.reordered ? n.missing - n.reordered : 0
         r.bytesLostEstimate = s.packets > 0 ? missing * (s.bytes / s.packets) : 0

@@ -26,9 +26,9 @@ public struct RecoveryTiming: Sendable, Equatable {
         /// Stands for the round trip until one is measured.
         public var defaultRoundTripMicroseconds: Int64 = 100_000
         /// Added to each answer time: the sender's turnaround and the run loops' granularity.
-        public var marginMicroseconds: Int64 = 10_000
+        public var marginMicroseconds: Int64 = 15_000
         /// Answer times a hole is waited for (the NACK tries that can be answered in time).
-        public var attempts: Int64 = 3
+        public var attempts: Int64 = 4
         public init() {}
     }
 
