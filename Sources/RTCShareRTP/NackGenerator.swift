@@ -12,8 +12,6 @@
 //   `maxTries` times; a number still missing after that, older than `maxAge`, or whose next
 //   answer could no longer arrive within the playout wait, is given up and a keyframe is asked
 //   for (the frame it belongs to cannot be completed).
-// - A frame's lost tail is revealed by the caller (`tailMissing`): the newest packet had no
-//   marker bit and nothing followed within `tailWait`, so the number after it is missing now.
 // - A number leaves the ring when it arrives (a recovery if it had been asked for), when the
 //   jitter buffer gives it up (`abandon`), or when it is given up here. Each leaves once.
 // - A number more than `restartDistance` behind the highest, followed by the next one, is a
@@ -37,10 +35,6 @@ public struct NackGenerator: Sendable {
         public var maxTries = 4
         /// A number missing longer than this is given up.
         public var maxAgeMicroseconds: Int64 = 1_000_000
-        /// How long after the newest packet, when it did not end its frame, the one after it is
-        /// taken as lost (a frame's lost tail has no later packet to reveal it until the next
-        /// frame, a frame interval later).
-        public var tailWaitMicroseconds: Int64 = 20_000
 
         public init() {}
     }
@@ -164,16 +158,6 @@ public struct NackGenerator: Sendable {
         counters.recovered += 1
         lastRecoveryTries = m.tries
         return max(0, now - m.firstRequest)
-    }
-
-    /// The newest packet, `sequenceNumber`, did not end its frame and nothing followed it
-    /// within the tail wait: the next number is missing (the frame's tail). Does nothing when a
-    /// newer number has been seen since.
-    public mutating func tailMissing(after sequenceNumber: UInt16, now: Int64) {
-        guard let h = highest, extend(sequenceNumber) == h else { return }
-        append(Missing(extendedSequence: h + 1, since: now, nextRequest: now, tries: 0, firstRequest: 0, live: true))
-        counters.missing += 1
-        highest = h + 1
     }
 
     /// The jitter buffer gave `sequenceNumber` up: stop asking for it. Returns when it was

@@ -24,9 +24,6 @@ import RTCShareMedia
 //   (`LateAnswers`). A keyframe is asked for only when recovery has become impossible: a
 //   number given up (tries spent, or no answer could come before its playout wait ends) or a
 //   frame lost.
-// - A frame's lost tail is asked for without waiting for the next frame: when the newest video
-//   packet had no marker bit and nothing followed within the tail wait, the number after it
-//   is taken as missing.
 // - After a frame is lost only a keyframe is handed out next (the decoder cannot go on from a
 //   broken reference); the caller reports decoder failures with `decodeFailed()`.
 // - Memory: the jitter buffers from the caller's `MemoryBudget`; a frame buffer, an RTX unwrap
@@ -160,10 +157,6 @@ public final class RTPReceiver {
     private var lastPictureID: UInt16?
     private var nextReport: MediaTime?
     private var lateAnswers = LateAnswers()
-    /// The newest video packet: its number, whether it ended its frame, when it came; and
-    /// whether the number after it was already taken as a lost tail.
-    private var newestVideo: (sequence: UInt16, marker: Bool, arrival: Int64)?
-    private var tailAsked = false
 
     private let unwrapped: UnsafeMutableRawBufferPointer
     private let frame: UnsafeMutableRawBufferPointer
@@ -241,7 +234,6 @@ public final class RTPReceiver {
         consider(videoJitter.nextDeadline)
         consider(audioJitter.nextDeadline)
         consider(nack.nextDeadline)
-        consider(tailDeadline)
         consider(videoSSRC == nil || stats.packets == 0 ? nil : keyframes.nextDeadline)
         consider(nextReport?.microseconds)
         return earliest.map { MediaTime(microseconds: max($0, 0)) }
@@ -320,10 +312,6 @@ public final class RTPReceiver {
         if nextReport == nil { nextReport = now + .microseconds(configuration.reportIntervalMicroseconds) }
         stats.packets += 1
         stats.bytes += UInt64(packet.count)
-        if newestVideo == nil || Int16(bitPattern: h.sequenceNumber &- newestVideo!.sequence) > 0 {
-            newestVideo = (h.sequenceNumber, h.marker, t)
-            tailAsked = false
-        }
         var sinceNack = nack.packetReceived(sequenceNumber: h.sequenceNumber, now: t)
         var askedOnce = sinceNack != nil && nack.lastRecoveryTries == 1
         if sinceNack == nil, let asked = lateAnswers.take(h.sequenceNumber) {
@@ -480,13 +468,6 @@ public final class RTPReceiver {
         lastPictureID = id
     }
 
-    /// When the packet after the newest is taken as a lost frame tail (nil: the newest ended
-    /// its frame, or that was done).
-    private var tailDeadline: Int64? {
-        guard let newest = newestVideo, !newest.marker, !tailAsked else { return nil }
-        return newest.arrival + configuration.nack.tailWaitMicroseconds
-    }
-
     /// The video hole wait from the round trip now.
     private func updatePlayoutWait() {
         videoJitter.waitMicroseconds = recovery.playoutWaitMicroseconds(
@@ -497,10 +478,6 @@ public final class RTPReceiver {
     private func sendFeedback(at now: MediaTime, output: some RTPReceiverOutput) {
         guard let media = videoSSRC, stats.packets > 0 else { return }
         let t = now.microseconds
-        if let tail = tailDeadline, t >= tail, let newest = newestVideo {
-            nack.tailMissing(after: newest.sequence, now: t)
-            tailAsked = true
-        }
         let n = nack.collectDue(now: t, answerMicroseconds: recovery.answerMicroseconds,
                                 // Only a measured round trip says an answer can no longer come.
                                 playoutWaitMicroseconds: recovery.samples > 0 ? videoJitter.waitMicroseconds : nil,

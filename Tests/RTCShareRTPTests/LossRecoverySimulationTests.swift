@@ -98,23 +98,6 @@ import Testing
         #expect(rtt >= 280_000 && rtt <= 300_000, "learnt \(rtt) µs")
     }
 
-    @Test func aFramesLostTailIsAskedForBeforeTheNextFrameComes() throws {
-        // Frame 1 (sent at 50 ms, 20 ms each way) loses its last packet: no later packet reveals
-        // it until frame 2 arrives at 120 ms, and a NACK then is answered at 165 ms. The tail
-        // wait (20 ms) asks at 90 ms instead: answered at 130 ms.
-        let sim = try Simulation(loss: 0, delay: .milliseconds(20), seed: 45)
-        try sim.run(for: .milliseconds(5))
-        let perFrame = sim.forward.sent
-        sim.forward.loseIndices = [2 * perFrame - 1]
-        try sim.run(for: .milliseconds(130))
-        let rx = sim.receiver.core
-        #expect(rx.nackCounters.nacked == 1 && rx.nackCounters.recovered == 1, "\(rx.nackCounters)")
-        #expect(sim.receiver.holds(frame: 1), "frame 1 out by 135 ms")
-        try sim.run(for: .milliseconds(400))
-        #expect(rx.stats.packetsLost == 0 && rx.stats.plis == 0 && rx.stats.packetsDuplicate == 0, "\(rx.stats)")
-        #expect(rx.nackCounters.nacked == 1, "whole frames ending in their marker ask for nothing")
-    }
-
     @Test func aNackStormIsAnsweredWithinTheBudgetAndDuplicateNacksAreNotResentWithinARoundTrip() throws {
         var p = ImpairmentProfile()
         p.delay = .milliseconds(20)
