@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "RTCShareRTP", targets: ["RTCShareRTP"]),
         .executable(name: "rtcshare", targets: ["rtcshare"]),
         .executable(name: "rtcshare-producer", targets: ["rtcshare-producer"]),
+        .executable(name: "rtcshare-relay", targets: ["rtcshare-relay"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -77,6 +78,17 @@ let package = Package(
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
+        // A network path's impairments (loss, bursts, delay, jitter, reordering, duplication, a
+        // bandwidth cap and its queue), sans-IO: datagrams and times in, arrivals out.
+        .target(name: "RTCShareImpairment", dependencies: ["RTCShareCore"]),
+
+        // The impairment relay: `ImpairedPath` both ways between a sender and a receiver on loopback.
+        .executableTarget(
+            name: "rtcshare-relay",
+            dependencies: ["RTCShareCore", "RTCShareImpairment", "RTCShareIO",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+
         // RTP, RTCP and SRTP as bytes: packets, payload formats, feedback, protection, history.
         // No sockets and no threads here; the transport in RTCShare drives it.
         .target(name: "RTCShareRTP", dependencies: ["RTCShareCore", "RTCShareMedia", "CSRTP"]),
@@ -122,10 +134,12 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["RTCShareCore"], path: "Tests/TestSupport"),
 
         .testTarget(name: "RTCShareCoreTests", dependencies: ["RTCShareCore"]),
+        .testTarget(name: "RTCShareImpairmentTests", dependencies: ["RTCShareImpairment", "RTCShareCore", "TestSupport"]),
         .testTarget(name: "RTCShareTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP",
                                                   "RTCShareICE", "RTCShareWHIP", "RTCShareDTLS", "TestSupport"]),
-        .testTarget(name: "InteropTests", dependencies: ["RTCShareMedia", "RTCShareRTP", "rtcshare", "rtcshare-producer", "RTCShareIO", "CXCB", "TestSupport"]),
-        .testTarget(name: "RTCShareRTPTests", dependencies: ["RTCShareRTP", "RTCShareCore", "RTCShareMedia", "COpenSSL", "TestSupport"]),
+        .testTarget(name: "InteropTests", dependencies: ["RTCShareMedia", "RTCShareRTP", "rtcshare", "rtcshare-producer", "rtcshare-relay", "RTCShareIO", "CXCB", "TestSupport"]),
+        .testTarget(name: "RTCShareRTPTests", dependencies: ["RTCShareRTP", "RTCShareCore", "RTCShareMedia", "RTCShareImpairment",
+                                                    "COpenSSL", "TestSupport"]),
         .testTarget(name: "RTCShareICETests", dependencies: ["RTCShareICE", "TestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "RTCShareWHIPTests", dependencies: ["RTCShareWHIP", "RTCShareRTP", "RTCShareDTLS", "TestSupport"],
                     exclude: ["Vectors"]),

@@ -36,6 +36,8 @@ public struct FrameMarkerStatistics: Sendable {
     public private(set) var freezes: UInt64 = 0
     /// Sum of the wall-clock gaps counted as freezes.
     public private(set) var freezeMicroseconds: Int64 = 0
+    /// The longest wall-clock gap between two consecutive decoded frames (the longest freeze).
+    public private(set) var longestGapMicroseconds: Int64 = 0
     public private(set) var latency = LatencyHistogram()
     /// Counters of the first and the highest marker read.
     public private(set) var firstCounter: Int64?
@@ -63,6 +65,7 @@ public struct FrameMarkerStatistics: Sendable {
     /// unreadable).
     public mutating func frameDecoded(marker: (counter: UInt32, captureMicrosLow: UInt32)?, now: Int64) {
         frames += 1
+        if let last = previousFrameTime { longestGapMicroseconds = max(longestGapMicroseconds, now - last) }
         if let last = previousFrameTime, now - last > freezeThresholdMicroseconds {
             freezes += 1
             freezeMicroseconds += now - last

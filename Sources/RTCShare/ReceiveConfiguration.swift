@@ -40,7 +40,7 @@ public struct ReceiveConfiguration: Sendable {
     public var videoJitterPackets = 1024
     public var audioJitterPackets = 64
     public var minimumJitterWaitMicroseconds: Int64 = 60_000
-    public var maximumJitterWaitMicroseconds: Int64 = 500_000
+    public var maximumJitterWaitMicroseconds: Int64 = 320_000
     /// Largest encoded VP8 frame reassembled.
     public var maxFrameBytes = 1 << 20
     /// Interval of receiver reports.

@@ -20,6 +20,8 @@ public struct ReceiveReport: Sendable, Equatable {
     public var markersUnreadable: UInt64 = 0
     public var freezes: UInt64 = 0
     public var freezeMicroseconds: Int64 = 0
+    /// The longest wall-clock gap between two decoded frames.
+    public var longestFreezeMicroseconds: Int64 = 0
     public var latencyP50Microseconds: Int64?
     public var latencyP99Microseconds: Int64?
     public var latencyMaxMicroseconds: Int64?
@@ -40,11 +42,21 @@ public struct ReceiveReport: Sendable, Equatable {
     public var nackPackets: UInt64 = 0
     public var plis: UInt64 = 0
     public var bytes: UInt64 = 0
+    /// Bytes of video packets that arrived as repairs (RTX or a resend answering a NACK).
+    public var bytesRetransmitted: UInt64 = 0
+    /// Bytes the missing packets are estimated to have held: packets that went missing (a
+    /// higher number arrived first, reordering excluded) times the mean video packet size.
+    public var bytesLostEstimate: UInt64 = 0
     public var jitterMicroseconds: Int64 = 0
+    /// The round trip learnt from NACK answers and its variation (nil: none measured).
+    public var nackRoundTripMicroseconds: Int64?
+    public var nackRoundTripVariationMicroseconds: Int64?
     // Audio.
     public var audioPackets: UInt64 = 0
     public var audioDecoded: UInt64 = 0
     public var audioConcealed: UInt64 = 0
+    /// Lost audio packets rebuilt from the next packet's in-band FEC (not concealed).
+    public var audioRecoveredByFEC: UInt64 = 0
     // Transport.
     public var srtpFailures: UInt64 = 0
     public var malformed: UInt64 = 0
@@ -75,10 +87,11 @@ public struct ReceiveReport: Sendable, Equatable {
     /// The one machine-greppable line `rtcshare receive` ends with.
     public var summaryLine: String {
         "rtcshare receive: frames \(frames) lost \(framesLost) skipped \(framesSkipped) repeated \(framesRepeated) "
-            + "out-of-order \(framesOutOfOrder) freezes \(freezes) "
+            + "out-of-order \(framesOutOfOrder) freezes \(freezes) longest \(Self.ms(longestFreezeMicroseconds)) ms "
             + "latency p50 \(Self.ms(latencyP50Microseconds)) ms p99 \(Self.ms(latencyP99Microseconds)) ms; "
             + "packets \(packets) lost \(packetsLost) nacked \(packetsNacked) recovered \(packetsRecovered); "
-            + "plis \(plis); audio packets \(audioPackets) concealed \(audioConcealed)"
+            + "bytes retransmitted \(bytesRetransmitted) lost ~\(bytesLostEstimate); "
+            + "plis \(plis); audio packets \(audioPackets) concealed \(audioConcealed) fec \(audioRecoveredByFEC)"
     }
 
     /// The same numbers (and a few more) as one JSON object.
@@ -87,6 +100,7 @@ public struct ReceiveReport: Sendable, Equatable {
         return "{\"frames\":\(frames),\"frames_lost\":\(framesLost),\"frames_skipped\":\(framesSkipped),\"frames_repeated\":\(framesRepeated)"
             + ",\"frames_out_of_order\":\(framesOutOfOrder),\"markers_unreadable\":\(markersUnreadable)"
             + ",\"freezes\":\(freezes),\"freeze_ms\":\(Self.ms(freezeMicroseconds))"
+            + ",\"longest_freeze_ms\":\(Self.ms(longestFreezeMicroseconds))"
             + ",\"latency_p50_ms\":\(num(latencyP50Microseconds)),\"latency_p99_ms\":\(num(latencyP99Microseconds))"
             + ",\"latency_max_ms\":\(num(latencyMaxMicroseconds)),\"width\":\(width),\"height\":\(height)"
             + ",\"keyframes\":\(keyframes),\"frames_incomplete\":\(framesIncomplete)"
@@ -94,9 +108,12 @@ public struct ReceiveReport: Sendable, Equatable {
             + ",\"packets\":\(packets),\"packets_lost\":\(packetsLost),\"packets_nacked\":\(packetsNacked)"
             + ",\"packets_recovered\":\(packetsRecovered),\"packets_duplicate\":\(packetsDuplicate)"
             + ",\"packets_late\":\(packetsLate),\"nack_packets\":\(nackPackets),\"plis\":\(plis)"
-            + ",\"bytes\":\(bytes),\"jitter_ms\":\(Self.ms(jitterMicroseconds))"
+            + ",\"bytes\":\(bytes),\"bytes_retransmitted\":\(bytesRetransmitted)"
+            + ",\"bytes_lost_estimate\":\(bytesLostEstimate),\"jitter_ms\":\(Self.ms(jitterMicroseconds))"
+            + ",\"nack_rtt_ms\":\(num(nackRoundTripMicroseconds)),\"nack_rtt_var_ms\":\(num(nackRoundTripVariationMicroseconds))"
             + ",\"audio_packets\":\(audioPackets),\"audio_decoded\":\(audioDecoded)"
-            + ",\"audio_concealed\":\(audioConcealed),\"srtp_failures\":\(srtpFailures)"
+            + ",\"audio_concealed\":\(audioConcealed),\"audio_fec_recovered\":\(audioRecoveredByFEC)"
+            + ",\"srtp_failures\":\(srtpFailures)"
             + ",\"malformed\":\(malformed),\"rtcp_received\":\(rtcpReceived)"
             + ",\"sender_reports\":\(sendersReportsReceived),\"bye\":\(byeReceived)"
             + ",\"y4m_skipped_frames\":\(y4mSkippedFrames),\"elapsed_s\":\(Self.ms(elapsedMicroseconds / 1000))"

@@ -123,6 +123,8 @@ final class ReceiveLoop: RTPReceiverOutput {
     var wav: WAVFileWriter?
     var outputError: ShareError?
     var warnedAboutKey = false
+    /// An audio packet was lost and waits for the next one's FEC.
+    var audioLossPending = false
 
     // Fixed buffers.
     let inbox: UnsafeMutableRawBufferPointer
@@ -224,6 +226,7 @@ final class ReceiveLoop: RTPReceiverOutput {
         }
         // Whatever is still held goes out (holes as lost) so the counts are final.
         core.drain(at: MediaTime(microseconds: Int64.max / 4), output: self)
+        if audioLossPending { concealAudio() }
         return finish(elapsed: MonotonicClock.now().microseconds - start)
     }
 
@@ -255,15 +258,38 @@ final class ReceiveLoop: RTPReceiverOutput {
         }
     }
 
+    /// A lost audio packet waits for the next one: when that carries in-band FEC (LBRR) the
+    /// loss is rebuilt from it, otherwise concealed. Two losses in a row: the first is concealed.
     func audioPacket(_ payload: UnsafeRawBufferPointer?) {
-        var samples = 0
-        if let payload, let n = try? opus.decode(payload, into: pcm) {
-            samples = n
-            report.audioDecoded += 1
-        } else {
-            samples = (try? opus.decode(nil, into: pcm)) ?? 0
-            report.audioConcealed += 1
+        guard let payload else {
+            if audioLossPending { concealAudio() }
+            audioLossPending = true
+            return
         }
+        if audioLossPending {
+            audioLossPending = false
+            if let n = opus.decodeRedundancy(in: payload, samples: 960, into: pcm) {
+                report.audioRecoveredByFEC += 1
+                writeAudio(n)
+            } else {
+                concealAudio()
+            }
+        }
+        if let n = try? opus.decode(payload, into: pcm) {
+            report.audioDecoded += 1
+            writeAudio(n)
+        } else {
+            concealAudio()
+        }
+    }
+
+    /// A lost 20 ms of audio, concealed (Opus PLC).
+    func concealAudio() {
+        report.audioConcealed += 1
+        writeAudio((try? opus.decode(nil, into: pcm)) ?? 0)
+    }
+
+    private func writeAudio(_ samples: Int) {
         if let wav, outputError == nil, samples > 0 {
             do { try wav.append(UnsafeBufferPointer(rebasing: pcm[0..<(samples * opus.channels)])) } catch {
                 outputError = error
@@ -287,6 +313,7 @@ final class ReceiveLoop: RTPReceiverOutput {
         r.markersUnreadable = markers.unreadable
         r.freezes = markers.freezes
         r.freezeMicroseconds = markers.freezeMicroseconds
+        r.longestFreezeMicroseconds = markers.longestGapMicroseconds
         r.latencyP50Microseconds = markers.latency.percentile(50)
         r.latencyP99Microseconds = markers.latency.percentile(99)
         r.latencyMaxMicroseconds = markers.latency.count > 0 ? markers.latency.maximumMicroseconds : nil
@@ -302,6 +329,12 @@ final class ReceiveLoop: RTPReceiverOutput {
         r.nackPackets = s.nackPackets
         r.plis = s.plis
         r.bytes = s.bytes
+        r.bytesRetransmitted = s.bytesRepaired
+        r.nackRoundTripMicroseconds = core.recovery.smoothedRoundTripMicroseconds
+        r.nackRoundTripVariationMicroseconds = core.recovery.samples > 0 ? core.recovery.roundTripVariationMicroseconds : nil
+        let n = core.nackCounters
+        let missing = n.missing > n.reordered ? n.missing - n.reordered : 0
+        r.bytesLostEstimate = s.packets > 0 ? missing * (s.bytes / s.packets) : 0
         r.jitterMicroseconds = core.videoJitterMicroseconds
         r.audioPackets = s.audioPackets
         r.srtpFailures = s.srtpFailures

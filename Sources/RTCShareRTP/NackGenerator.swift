@@ -7,9 +7,11 @@
 //   nothing grows. A gap wider than the ring tracks only its newest numbers and asks for a
 //   keyframe instead (the older ones could not all be asked for in time anyway).
 // - A missing number is first asked for `reorderWait` after it went missing (a reordered
-//   packet needs no NACK), then again every max(`minimumRetrySpacing`, RTT × `rttFactor`),
-//   at most `maxTries` times; a number still missing after that, or older than `maxAge`, is
-//   given up and a keyframe is asked for (the frame it belongs to cannot be completed).
+//   packet needs no NACK), then again after each answer time (the caller's, from the round
+//   trip and jitter; or max(`minimumRetrySpacing`, RTT × `retryRTTPercent`)), at most
+//   `maxTries` times; a number still missing after that, older than `maxAge`, or whose next
+//   answer could no longer arrive within the playout wait, is given up and a keyframe is asked
+//   for (the frame it belongs to cannot be completed).
 // - A number leaves the ring when it arrives (a recovery if it had been asked for), when the
 //   jitter buffer gives it up (`abandon`), or when it is given up here. Each leaves once.
 // - A number more than `restartDistance` behind the highest, followed by the next one, is a
@@ -76,6 +78,9 @@ public struct NackGenerator: Sendable {
     /// How far behind the highest a number must be to be taken as a possible restart.
     public static let restartDistance: Int64 = 3000
     public private(set) var counters = Counters()
+    /// NACKs the number `packetReceived` last counted as recovered had been asked with (1: its
+    /// time since the NACK is a clean round trip; more: whose answer it was is unknown).
+    public private(set) var lastRecoveryTries = 0
 
     public init(configuration: Configuration = Configuration()) {
         var c = configuration
@@ -151,6 +156,7 @@ public struct NackGenerator: Sendable {
             return nil
         }
         counters.recovered += 1
+        lastRecoveryTries = m.tries
         return max(0, now - m.firstRequest)
     }
 
@@ -169,15 +175,28 @@ public struct NackGenerator: Sendable {
     /// says so). `roundTripMicroseconds`: the current RTT estimate, if any.
     public mutating func collectDue(now: Int64, roundTripMicroseconds: Int64?,
                                     into output: UnsafeMutableBufferPointer<UInt16>) -> Int {
-        var written = 0
         let spacing = max(configuration.minimumRetrySpacingMicroseconds,
                           (roundTripMicroseconds ?? 0) * configuration.retryRTTPercent / 100)
+        return collectDue(now: now, answerMicroseconds: spacing, playoutWaitMicroseconds: nil, into: output)
+    }
+
+    /// As above, with the receiver's timing: a number is asked again `answerMicroseconds` after
+    /// its last NACK (at least `minimumRetrySpacing`), and given up as soon as no answer could
+    /// arrive within `playoutWaitMicroseconds` of its going missing (nil: no such deadline) —
+    /// recovery has become impossible, so the keyframe is asked for without waiting longer.
+    public mutating func collectDue(now: Int64, answerMicroseconds: Int64, playoutWaitMicroseconds: Int64?,
+                                    into output: UnsafeMutableBufferPointer<UInt16>) -> Int {
+        var written = 0
+        let spacing = max(configuration.minimumRetrySpacingMicroseconds, answerMicroseconds)
         var p = head
         while p < tail, written < output.count {
             let i = index(p)
             let m = ring[i]
             if m.live && m.nextRequest <= now {
-                if m.tries >= configuration.maxTries || now - m.since > configuration.maxAgeMicroseconds {
+                // The first NACK always goes out; a retry only if its answer can still be used.
+                let tooLate = m.tries > 0
+                    && playoutWaitMicroseconds.map { now + answerMicroseconds > m.since + $0 } ?? false
+                if m.tries >= configuration.maxTries || now - m.since > configuration.maxAgeMicroseconds || tooLate {
                     remove(at: p)
                     counters.givenUp += 1
                     keyframeWanted = true

@@ -16,10 +16,14 @@ import RTCShareMedia
 //   checked parsers; anything else is counted and dropped, never fatal.
 // - A repair (RTX, or a plain resend answering a NACK) does not count as received in the
 //   reports: they carry the loss before repair, which the sender's rate control needs.
-// - The wait for a missing packet follows the round trip measured from NACK answers
-//   (twice the smoothed RTT, within the configured bounds). An answer that comes after its
-//   packet was given up still measures the round trip (`LateAnswers`): otherwise a path whose
-//   RTT is above the first wait would never be learnt, and nothing would ever be recovered.
+// - Loss recovery follows the network (`RecoveryTiming`): the round trip is measured from
+//   NACK answers (a default stands for it until then), a number is asked again one answer time
+//   (RTT + its variation + margin) after its last NACK, and a hole is waited for a few
+//   answer times, within the configured bounds, so retransmissions are used, not late. An
+//   answer that comes after its packet was given up still measures the round trip
+//   (`LateAnswers`). A keyframe is asked for only when recovery has become impossible: a
+//   number given up (tries spent, or no answer could come before its playout wait ends) or a
+//   frame lost.
 // - After a frame is lost only a keyframe is handed out next (the decoder cannot go on from a
 //   broken reference); the caller reports decoder failures with `decodeFailed()`.
 // - Transport-wide feedback (transport-cc) goes back only when the sender's description names
@@ -47,9 +51,12 @@ public struct RTPReceiverConfiguration: Sendable {
     /// Reorder-buffer capacities (packets).
     public var videoJitterPackets = 1024
     public var audioJitterPackets = 64
-    /// The least and the most a missing packet is waited for.
+    /// The least and the most a missing packet is waited for (the video wait follows the round
+    /// trip between them, `RecoveryTiming`; audio, which is not asked again, waits the least).
     public var minimumJitterWaitMicroseconds: Int64 = 60_000
-    public var maximumJitterWaitMicroseconds: Int64 = 500_000
+    public var maximumJitterWaitMicroseconds: Int64 = 320_000
+    /// The round trip assumed before one is measured, retries per hole, margins.
+    public var recovery = RecoveryTiming.Configuration()
     /// Largest encoded frame reassembled.
     public var maxFrameBytes = 1 << 20
     public var reportIntervalMicroseconds: Int64 = 1_000_000
@@ -109,6 +116,9 @@ public struct RTPReceiverStats: Sendable, Equatable {
     public var lateRetransmissions: UInt64 = 0
     /// Video packets whose retransmission arrived on the RTX stream.
     public var rtxPackets: UInt64 = 0
+    /// Bytes of video packets that arrived as repairs (RTX, or a resend answering a NACK),
+    /// late ones included.
+    public var bytesRepaired: UInt64 = 0
     public var nackPackets: UInt64 = 0
     public var plis: UInt64 = 0
     public var keyframes: UInt64 = 0
@@ -140,7 +150,9 @@ public final class RTPReceiver {
     public private(set) var videoSSRC: UInt32?
     public private(set) var audioSSRC: UInt32?
     /// Smoothed round trip from NACK answers (µs; nil until one came back).
-    public private(set) var smoothedRTTMicroseconds: Int64?
+    public var smoothedRTTMicroseconds: Int64? { recovery.smoothedRoundTripMicroseconds }
+    /// The loss-recovery timing: round trip, NACK spacing, playout wait.
+    public private(set) var recovery: RecoveryTiming
 
     private var videoJitter: JitterBuffer
     private var audioJitter: JitterBuffer
@@ -194,6 +206,10 @@ public final class RTPReceiver {
         } else {
             transportMap = nil
         }
+        recovery = RecoveryTiming(configuration: c.recovery)
+        videoJitter.waitMicroseconds = recovery.playoutWaitMicroseconds(
+            reorderWaitMicroseconds: c.nack.reorderWaitMicroseconds,
+            minimum: c.minimumJitterWaitMicroseconds, maximum: c.maximumJitterWaitMicroseconds)
         depacketizer = VideoDepacketizer(c.videoCodec)
         videoSSRC = c.videoSSRC
         audioSSRC = c.audioSSRC
@@ -322,18 +338,24 @@ public final class RTPReceiver {
         stats.packets += 1
         stats.bytes += UInt64(packet.count)
         var sinceNack = nack.packetReceived(sequenceNumber: h.sequenceNumber, now: t)
+        var askedOnce = sinceNack != nil && nack.lastRecoveryTries == 1
         if sinceNack == nil, let asked = lateAnswers.take(h.sequenceNumber) {
             sinceNack = max(0, t - asked)
+            askedOnce = true
             stats.lateRetransmissions += 1
         }
         videoStats!.received(sequenceNumber: h.sequenceNumber, rtpTimestamp: h.timestamp, arrival: t,
                              isRetransmission: isRetransmission || sinceNack != nil)
-        if let sinceNack {
-            // A NACK's answer: the round trip (plus the sender's turnaround) sets the wait.
-            let rtt = smoothedRTTMicroseconds.map { ($0 * 7 + sinceNack) / 8 } ?? sinceNack
-            smoothedRTTMicroseconds = rtt
-            videoJitter.waitMicroseconds = min(max(2 * rtt, configuration.minimumJitterWaitMicroseconds),
-                                               configuration.maximumJitterWaitMicroseconds)
+        if sinceNack != nil || isRetransmission {
+            stats.bytesRepaired += UInt64(packet.count)
+        }
+        if let sinceNack, askedOnce || recovery.samples == 0 {
+            // A NACK's answer: the round trip (plus the sender's turnaround) sets the waits. A
+            // number asked for more than once answers an unknown NACK (Karn's rule): timed from
+            // the first it is an upper bound, taken only while nothing better is known (a path
+            // longer than the default answer time would otherwise never be learnt).
+            recovery.roundTripSample(sinceNack)
+            updatePlayoutWait()
         }
         switch videoJitter.insert(packet, sequenceNumber: h.sequenceNumber, now: t) {
         case .stored: break
@@ -482,11 +504,21 @@ public final class RTPReceiver {
         }
     }
 
+    /// The video hole wait from the round trip now.
+    private func updatePlayoutWait() {
+        videoJitter.waitMicroseconds = recovery.playoutWaitMicroseconds(
+            reorderWaitMicroseconds: configuration.nack.reorderWaitMicroseconds,
+            minimum: configuration.minimumJitterWaitMicroseconds, maximum: configuration.maximumJitterWaitMicroseconds)
+    }
+
     private func sendFeedback(at now: MediaTime, output: some RTPReceiverOutput) {
         sendTransportFeedback(at: now, output: output)
         guard let media = videoSSRC, stats.packets > 0 else { return }
         let t = now.microseconds
-        let n = nack.collectDue(now: t, roundTripMicroseconds: smoothedRTTMicroseconds, into: nackNumbers)
+        let n = nack.collectDue(now: t, answerMicroseconds: recovery.answerMicroseconds,
+                                // Only a measured round trip says an answer can no longer come.
+                                playoutWaitMicroseconds: recovery.samples > 0 ? videoJitter.waitMicroseconds : nil,
+                                into: nackNumbers)
         if n > 0 {
             let m = RTCPNackEntry.minimalEntries(lost: UnsafeMutableBufferPointer(rebasing: nackNumbers[0..<n]),
                                                  into: nackEntries)

@@ -93,9 +93,15 @@ public struct RTPSenderConfiguration: Sendable {
     public var historyBytes = 512 << 10
     /// How long without RTCP from the receiver before the sender says it is silent.
     public var feedbackSilenceLimit = FeedbackWatch.defaultSilenceLimit
-    /// Resends allowed per second and in one burst (a NACK storm cannot make us an amplifier).
-    public var retransmitBytesPerSecond = 400_000
-    public var retransmitBurstBytes = 256 << 10
+    /// Resends are allowed at most this share of the video rate sent over the last second
+    /// (percent), never less than the floor, with bursts of up to `retransmitBurstSeconds` of
+    /// that: a NACK storm cannot make the sender an amplifier.
+    public var retransmitSharePercent = 50
+    public var retransmitFloorBytesPerSecond = 16_000
+    public var retransmitBurstMilliseconds = 500
+    /// Least time between two resends of one packet when no round trip is known yet; with one,
+    /// the round trip.
+    public var retransmitSpacingMicroseconds: Int64 = 20_000
     /// Wall clock minus monotonic clock at start, in microseconds: RTCP's NTP timestamps.
     public var wallClockOffsetMicroseconds: Int64 = 0
     /// SSRCs and CNAME announced before the sender exists (a WebRTC offer names them); nil:
@@ -139,6 +145,9 @@ public final class RTPSender {
     private var opusMarkers = OpusMarkerTracker()
     private var history: PacketHistory
     private var retransmissions: RetransmissionBudget
+    /// Video bytes sent (first sends only), for the budget's share.
+    private var videoRate = MediaRateMeter()
+    private var recentResends = RecentRetransmissions()
     private var protector: SRTPContext?
     private var unprotector: SRTPContext?
     private var connected: Bool
@@ -198,8 +207,9 @@ public final class RTPSender {
         } catch {
             throw .outOfMemory("packet history of \(configuration.historyBytes >> 10) KiB: \(error)")
         }
-        retransmissions = RetransmissionBudget(bytesPerSecond: configuration.retransmitBytesPerSecond,
-                                               burstBytes: configuration.retransmitBurstBytes)
+        retransmissions = RetransmissionBudget(bytesPerSecond: configuration.retransmitFloorBytesPerSecond,
+                                               burstBytes: Self.burst(configuration.retransmitFloorBytesPerSecond,
+                                                                      configuration))
         switch configuration.protection {
         case .insecure:
             connected = true
@@ -214,6 +224,17 @@ public final class RTPSender {
     }
 
     deinit { scratch.deallocate() }
+
+    /// A burst of `bytesPerSecond` (at least two full packets, so one resend always fits).
+    private static func burst(_ bytesPerSecond: Int, _ c: RTPSenderConfiguration) -> Int {
+        max(2 * (c.mtu + 64), bytesPerSecond * c.retransmitBurstMilliseconds / 1000)
+    }
+
+    /// The retransmission budget's rate now: its share of the video sent over the last second.
+    public func retransmissionBytesPerSecond(at now: MediaTime) -> Int {
+        let media = videoRate.bytesPerSecond(nowMicroseconds: now.microseconds)
+        return max(configuration.retransmitFloorBytesPerSecond, media * configuration.retransmitSharePercent / 100)
+    }
 
     /// Whether media is flowing (keys in place, or insecure).
     public var isConnected: Bool { connected }
@@ -389,6 +410,7 @@ public final class RTPSender {
             let payload = try plan.writePayload(of: packet, frame: frame,
                                                 into: UnsafeMutableRawBufferPointer(rebasing: scratch[header...]))
             try history.store(UnsafeRawBufferPointer(rebasing: scratch[0..<header + payload]))
+            videoRate.add(bytes: header + payload, nowMicroseconds: now.microseconds)
             if pacer.isPacing {
                 let sequence = UInt16(scratch[2]) << 8 | UInt16(scratch[3])
                 enqueuePaced(sequence, bytes: header + payload + trailerBytes, at: now, transmit)
@@ -513,11 +535,20 @@ public final class RTPSender {
         }
     }
 
-    /// Resends packet `sequence` (as it was, or wrapped in RTX) if the history holds it and the
-    /// budget allows; a packet no longer held costs a keyframe instead.
+    /// Resends packet `sequence` (wrapped in RTX when negotiated, else as it was) if the history
+    /// holds it, it was not resent within the last round trip, and the budget allows; a packet
+    /// no longer held costs a keyframe instead.
     private func retransmit(_ sequence: UInt16, at now: MediaTime, _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
+        let t = now.microseconds
+        let spacing = stats.roundTripMicroseconds ?? configuration.retransmitSpacingMicroseconds
+        if recentResends.isRecent(sequence, nowMicroseconds: t, spacingMicroseconds: spacing) {
+            stats.retransmitsSuppressed += 1
+            return
+        }
+        retransmissions.bytesPerSecond = retransmissionBytesPerSecond(at: now)
+        retransmissions.burstBytes = Self.burst(retransmissions.bytesPerSecond, configuration)
         let outcome: Bool? = history.withPacket(sequence) { (original: UnsafeRawBufferPointer) -> Bool in
-            guard retransmissions.allow(bytes: original.count, nowMicroseconds: now.microseconds) else {
+            guard retransmissions.allow(bytes: original.count, nowMicroseconds: t) else {
                 stats.retransmitsOverBudget += 1
                 return false
             }
@@ -535,9 +566,12 @@ public final class RTPSender {
                 try RTPExtensionValues.rewriteSendElements(
                     packet: scratch, length: length, map: extensionMap,
                     transportSequenceNumber: tw, absSendTime: absSendTime(now))
+                let before = stats.bytesSent
                 let n = try protectAndTransmit(length: length, rtcp: false, route: .videoRTP, transmit)
                 sentUnpaced(tw, bytes: n, at: now)
                 stats.packetsRetransmitted += 1
+                stats.bytesRetransmitted += stats.bytesSent - before
+                recentResends.note(sequence, nowMicroseconds: t)
                 return true
             } catch {
                 stats.sendDrops += 1

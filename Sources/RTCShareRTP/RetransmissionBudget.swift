@@ -10,8 +10,11 @@
 public struct RetransmissionBudget: Sendable {
     /// Refill rate. May be changed at any time (e.g. to a share of the target bitrate).
     public var bytesPerSecond: Int
-    /// Most bytes that can go out at once after a quiet period.
-    public let burstBytes: Int
+    public var burstBytes: Int {
+        didSet { burstBytes = min(max(0, burstBytes), 1 << 40) }
+    }
+    /// Most bytes that can go out at once after a quiet period. May be changed at any time
+    /// (what is saved beyond a lower value is dropped at the next refill).
     private var tokens: Int64
     private var lastMicroseconds: Int64?
     /// Bytes allowed and packets refused so far.
@@ -27,6 +30,7 @@ public struct RetransmissionBudget: Sendable {
 
     private mutating func refill(_ now: Int64) {
         defer { lastMicroseconds = max(lastMicroseconds ?? now, now) }
+        tokens = min(tokens, Int64(burstBytes) * 1_000_000)
         let rate = Int64(min(bytesPerSecond, 1 << 40))
         guard let last = lastMicroseconds, now > last, rate > 0 else { return }
         let cap = Int64(burstBytes) * 1_000_000

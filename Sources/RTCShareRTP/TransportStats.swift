@@ -14,6 +14,10 @@ public struct TransportStats: Sendable, Equatable {
     public var receiverReports = 0
     public var nacksReceived = 0
     public var packetsRetransmitted = 0
+    /// Bytes of those resends on the wire (RTX or plain).
+    public var bytesRetransmitted: UInt64 = 0
+    /// NACKed packets not resent because they had been resent less than a round trip before.
+    public var retransmitsSuppressed = 0
     /// NACKed packets not resent: no longer held, or over the retransmission budget.
     public var retransmitsMissed = 0
     public var retransmitsOverBudget = 0

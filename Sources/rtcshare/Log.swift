@@ -93,7 +93,9 @@ final class Log: @unchecked Sendable {
                     + ",\"rtt_ms\":" + (t.roundTripMicroseconds.map { String(format1: Double($0) / 1000) } ?? "null")
                     + ",\"fraction_lost\":" + (t.fractionLost.map { String(format1: $0 * 1000) + "e-3" } ?? "null")
                     + ",\"cumulative_lost\":\(t.cumulativeLost),\"nacks\":\(t.nacksReceived)"
-                    + ",\"retransmitted\":\(t.packetsRetransmitted),\"pli\":\(t.pliReceived),\"fir\":\(t.firReceived)"
+                    + ",\"retransmitted\":\(t.packetsRetransmitted),\"retransmitted_bytes\":\(t.bytesRetransmitted)"
+                    + ",\"retransmits_suppressed\":\(t.retransmitsSuppressed),\"retransmits_over_budget\":\(t.retransmitsOverBudget)"
+                    + ",\"pli\":\(t.pliReceived),\"fir\":\(t.firReceived)"
                     + ",\"remb_kbps\":" + (t.rembKbps.map(String.init) ?? "null")
                     + ",\"delay_based_kbps\":" + (t.delayBasedKbps.map(String.init) ?? "null")
                     + ",\"transport_feedback\":\(t.transportFeedbackReceived)"

@@ -1,10 +1,9 @@
 import Foundation
-import RTCShareIO
 import TestSupport
 import Testing
 
-/// The sender backs off when the receiver reports loss: `rtcshare` → a relay that loses 30 % of
-/// the RTP packets → `rtcshare receive`, whose receiver reports (fraction lost) and NACKs go back
+/// The sender backs off when the receiver reports loss: `rtcshare` → `rtcshare-relay` losing 30 %
+/// of what goes to the receiver → `rtcshare receive`, whose receiver reports (fraction lost) and NACKs go back
 /// through the relay. The sender's bitrate target must fall below the configured bitrate.
 @Suite(.serialized) struct LossAdaptationTests {
     static let bitrate = 800, seconds = 8
@@ -13,10 +12,9 @@ import Testing
         let dir = try Tools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let base = try Tools.freeUDPPorts(count: 8)
-        let relayPort = base, relayBack = base + 4, receiverPort = base + 6
-        let relay = try LossyRelay(listenPort: relayPort, backPort: relayBack,
-                                   receiver: SocketAddress(host: "127.0.0.1", port: receiverPort),
-                                   drop: (dropped: 3, outOf: 10))
+        let relayPort = base, receiverPort = base + 6
+        let relay = try ImpairmentRelay(front: relayPort, receiverPort: receiverPort,
+                                        options: ["--loss", "30", "--seed", "3"], in: dir)
         defer { relay.stop() }
         let key = Data((0..<30).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }).base64EncodedString()
         let json = dir.appendingPathComponent("rx.json").path
@@ -36,7 +34,8 @@ import Testing
         #expect(rxStatus == 0, "receiver: \(receiver.stderr)")
         relay.stop()
 
-        #expect(relay.dropped > 0 && relay.feedback > 0, "relay: \(relay.dropped) dropped, \(relay.feedback) back")
+        let dropped = relay.toReceiver.int("lost"), feedback = relay.toSender.int("forwarded")
+        #expect(dropped > 0 && feedback > 0, "relay: \(dropped) dropped, \(feedback) back")
         // The sender's per-second lines: the target starts at the configured rate and falls.
         let lines = try String(contentsOfFile: txJSON, encoding: .utf8).split(separator: "\n")
         let targets = lines.compactMap { line -> Int? in

@@ -6,7 +6,7 @@ import Testing
 
 /// The 50 MiB promise under the kernel's own limit: a 1280x720@20 share with audio runs for a
 /// minute inside a memory cgroup capped at 50 MiB (v1 `memory.limit_in_bytes`, or v2
-/// `memory.max`), once over `--peer` through a relay that loses 5 % of the video packets, once
+/// `memory.max`), once over `--peer` through `rtcshare-relay` losing 5 % of the video packets, once
 /// over WHIP into aiortc. It must not be OOM-killed, and the far end must decode ≥ 95 % of the
 /// frames. The cgroup's peak usage (which counts the page cache the process faults in too) is
 /// printed. Skipped, saying why, where no memory cgroup can be made.
@@ -75,16 +75,15 @@ import Testing
         let dir = try Tools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let port = try Tools.freeUDPPorts(count: 8)
-        let (receiverPort, relayFront, relayBack) = (port, port + 4, port + 6)
+        let (receiverPort, relayFront) = (port, port + 4)
         let key = Data((0..<30).map { UInt8(truncatingIfNeeded: $0 &* 53 &+ 7) }).base64EncodedString()
         let json = dir.appendingPathComponent("rx.json").path
         let receiver = try BackgroundProcess(Tools.rtcshare, [
             "receive", "--listen", "127.0.0.1:\(receiverPort)", "--srtp-key", key, "--stats-json", json,
             "--idle-timeout", "5",
         ], in: dir, name: "receiver")
-        let relay = try LossyRelay(listenPort: relayFront, backPort: relayBack,
-                                   receiver: SocketAddress(host: "127.0.0.1", port: receiverPort),
-                                   drop: (dropped: 1, outOf: 20))
+        let relay = try ImpairmentRelay(front: relayFront, receiverPort: receiverPort,
+                                        options: ["--loss", "5", "--seed", "5"], in: dir)
         defer { relay.stop() }
         let (exe, args) = group.wrap(Tools.rtcshare, [
             "--source", "testsrc", "--size", "1280x720", "--fps", "20", "--audio", "testtone",
@@ -94,7 +93,9 @@ import Testing
         let sender = try BackgroundProcess(exe, args, in: dir, name: "sender")
         let status = sender.wait(timeout: Double(Self.seconds) + 30)
         let peak = group.peakBytes
-        print("MemoryLimitTests --peer: cgroup peak \(peak.map { String(format: "%.1f MiB", Double($0) / 1_048_576) } ?? "n/a") of 50 MiB; \(relay.dropped) packets dropped by the relay")
+        relay.stop()
+        let dropped = relay.toReceiver.int("lost")
+        print("MemoryLimitTests --peer: cgroup peak \(peak.map { String(format: "%.1f MiB", Double($0) / 1_048_576) } ?? "n/a") of 50 MiB; \(dropped) packets dropped by the relay")
         #expect(group.oomKills == 0, "OOM-killed inside 50 MiB: \(sender.stderr.suffix(600))")
         #expect(status == 0, "sender: \(sender.stderr.suffix(600))")
         if let peak { #expect(peak <= Self.limitBytes) }
@@ -103,7 +104,7 @@ import Testing
         let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json)))
         let stats = try #require(object as? [String: Any])
         let frames = (stats["frames"] as? NSNumber)?.intValue ?? 0
-        #expect(relay.dropped >= 50, "the relay lost \(relay.dropped)")
+        #expect(dropped >= 50, "the relay lost \(dropped)")
         #expect(Double(frames) >= 0.95 * Double(sent.frames), "decoded \(frames) of \(sent.frames) through 5 % loss")
         #expect(sent.frames >= Self.seconds * 20 * 9 / 10, "sent \(sent.frames)")
     }

@@ -1,10 +1,10 @@
 import Glibc
-import RTCShareIO
 
 /// Turns SIGINT and SIGTERM into a clean stop: the signals are blocked in every thread and one
 /// thread waits for them with sigwait, so the stop runs as ordinary code, not in a handler.
-final class SignalWatcher: Sendable {
-    init(onSignal: @escaping @Sendable () -> Void) {
+/// Made before any other thread starts, so every thread inherits the blocked mask.
+public final class SignalWatcher: Sendable {
+    public init(onSignal: @escaping @Sendable () -> Void) {
         var set = sigset_t()
         sigemptyset(&set)
         sigaddset(&set, SIGINT)

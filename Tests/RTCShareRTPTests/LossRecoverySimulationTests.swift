@@ -1,0 +1,130 @@
+import RTCShareCore
+import RTCShareImpairment
+import RTCShareMedia
+@testable import RTCShareRTP
+import TestSupport
+import Testing
+
+/// Loss recovery that follows the network, in fake time: `RTPSender` and `RTPReceiver` over an
+/// `ImpairedPath` (the relay's model) at the round trips and loss patterns of real paths. The
+/// receiver must learn the round trip, ask again one answer time apart, wait long enough for the
+/// answers to be used, and ask for a keyframe only when a packet cannot come; the sender must
+/// answer within its budget and not resend a packet twice within a round trip.
+@Suite struct LossRecoverySimulationTests {
+    typealias Simulation = RTPSenderSimulationTests.Simulation
+
+    /// A simulation whose way to the receiver is `profile` (the way back: the same delay, no loss).
+    static func simulation(_ profile: ImpairmentProfile, seed: UInt64) throws -> Simulation {
+        let sim = try Simulation(loss: 0, delay: profile.delay, seed: seed)
+        sim.impaired = ImpairedPath(profile: try profile.validated(), random: SeededRandom(seed: seed &+ 100))
+        return sim
+    }
+
+    struct Figures: CustomStringConvertible {
+        var framesSent = 0, framesWhole = 0
+        var longestGap: MediaDuration = .zero
+        var missing: UInt64 = 0, recovered: UInt64 = 0, givenUp: UInt64 = 0
+        var bytesLost: UInt64 = 0, bytesRetransmitted: UInt64 = 0
+        var rtt: Int64?
+        var description: String {
+            "frames \(framesWhole)/\(framesSent) whole, longest gap \(longestGap.microseconds / 1000) ms, "
+                + "missing \(missing) recovered \(recovered) given up \(givenUp), "
+                + "bytes lost \(bytesLost) retransmitted \(bytesRetransmitted), rtt \(rtt.map(String.init) ?? "-") µs"
+        }
+    }
+
+    static func figures(_ sim: Simulation) -> Figures {
+        var f = Figures()
+        f.framesSent = sim.frameIndex - 10
+        f.framesWhole = (0..<f.framesSent).filter { sim.receiver.holds(frame: $0) }.count
+        // From the first frame handed out: the start waits for the first keyframe.
+        for (a, b) in zip(sim.handedOut, sim.handedOut.dropFirst()) { f.longestGap = max(f.longestGap, b - a) }
+        let n = sim.receiver.core.nackCounters
+        f.missing = n.missing - n.reordered
+        f.recovered = n.recovered
+        f.givenUp = sim.receiver.core.stats.packetsLost
+        f.bytesLost = sim.impaired!.statistics.bytesLost
+        f.bytesRetransmitted = sim.sender.stats.bytesRetransmitted
+        f.rtt = sim.receiver.core.smoothedRTTMicroseconds
+        return f
+    }
+
+    @Test func fivePercentRandomLossAt40msRTTKeepsNearlyEveryFrameWithoutFreezes() throws {
+        var p = ImpairmentProfile()
+        p.lossPercent = 5
+        p.delay = .milliseconds(20)
+        let sim = try Self.simulation(p, seed: 41)
+        try sim.run(for: .seconds(30))
+        let f = Self.figures(sim)
+        #expect(f.missing > 100, "\(f)")
+        print("random 5 %, 40 ms RTT, 30 s simulated: \(f)")
+        #expect(f.framesWhole * 100 >= f.framesSent * 99, "\(f)")
+        #expect(f.longestGap <= .milliseconds(200), "\(f)")
+        #expect(f.recovered * 100 >= f.missing * 99, "\(f)")
+        #expect(f.bytesRetransmitted * 2 <= f.bytesLost * 3, "\(f)")
+        // The round trip it learnt is the path's (40 ms) plus the 5 ms steps of the simulation.
+        let rtt = try #require(f.rtt)
+        #expect(rtt >= 40_000 && rtt <= 60_000, "\(f)")
+    }
+
+    @Test func twoPercentBurstyLossAt100msRTTRecoversNinetyFivePercent() throws {
+        var p = ImpairmentProfile()
+        p.burstLossPercent = 2
+        p.meanBurstLength = 5
+        p.delay = .milliseconds(50)
+        let sim = try Self.simulation(p, seed: 42)
+        try sim.run(for: .seconds(30))
+        let f = Self.figures(sim)
+        #expect(f.missing > 20, "\(f)")
+        print("bursty 2 %, 100 ms RTT, 30 s simulated: \(f)")
+        #expect(f.recovered * 100 >= f.missing * 95, "\(f)")
+        #expect(f.longestGap <= .milliseconds(500), "\(f)")
+        #expect(f.bytesRetransmitted * 2 <= f.bytesLost * 3, "\(f)")
+        #expect(sim.receiver.core.stats.lateRetransmissions == 0, "answers came in time: \(sim.receiver.core.stats)")
+    }
+
+    @Test func theFirstLossesBeforeAnyRoundTripIsKnownAreRecoveredAtAFarRoundTrip() throws {
+        // 140 ms each way, far above the 100 ms the receiver assumes, and two packets of the first
+        // keyframe lost: asked for before any round trip is known, they must still be waited
+        // for and used, with no keyframe request.
+        let sim = try Simulation(loss: 0, delay: .milliseconds(140), seed: 43)
+        sim.forward.loseIndices = [2, 3]
+        try sim.run(for: .seconds(3))
+        let rx = sim.receiver.core
+        #expect(rx.nackCounters.recovered == 2, "\(rx.nackCounters) \(rx.stats)")
+        #expect(rx.stats.packetsLost == 0 && rx.stats.plis == 0, "\(rx.stats)")
+        #expect(sim.receiver.holds(frame: 0))
+        let rtt = try #require(rx.smoothedRTTMicroseconds)
+        #expect(rtt >= 280_000 && rtt <= 300_000, "learnt \(rtt) µs")
+    }
+
+    @Test func aNackStormIsAnsweredWithinTheBudgetAndDuplicateNacksAreNotResentWithinARoundTrip() throws {
+        var p = ImpairmentProfile()
+        p.delay = .milliseconds(20)
+        let sim = try Self.simulation(p, seed: 44)
+        try sim.run(for: .seconds(2))
+        let before = sim.sender.stats
+        let start = sim.now
+        // A hostile receiver asks for the 200 newest packets every 20 ms for 5 s.
+        while sim.now - start < .seconds(5) {
+            let newest = sim.sender.video.nextSequenceNumber &- 1
+            let numbers = (0..<200).map { newest &- UInt16($0) }
+            try sim.receiver.inject([RTCPGenericNack(sender: 1, media: sim.sender.video.ssrc,
+                                                     entries: RTCPNackEntry.minimalEntries(lost: numbers))])
+            try sim.run(for: .milliseconds(20))
+        }
+        let after = sim.sender.stats
+        let media = (after.bytesSent - before.bytesSent) - (after.bytesRetransmitted - before.bytesRetransmitted)
+        let resent = after.bytesRetransmitted - before.bytesRetransmitted
+        let c = sim.sender.configuration
+        let burst = UInt64(max(2 * (c.mtu + 64), c.retransmitFloorBytesPerSecond * c.retransmitBurstMilliseconds / 1000))
+        // The share of what went out first-hand over the storm, plus one burst at its start.
+        let allowed = media * UInt64(c.retransmitSharePercent) / 100 + 4 * burst
+        #expect(resent <= allowed, "resent \(resent) bytes, allowed \(allowed) (media \(media))")
+        #expect(resent >= media * UInt64(c.retransmitSharePercent) / 200, "the budget is used: \(resent) of \(media)")
+        #expect(after.retransmitsOverBudget > before.retransmitsOverBudget)
+        #expect(after.retransmitsSuppressed > before.retransmitsSuppressed, "NACKs within a round trip are not resent")
+        // The real media still flows: frames keep coming whole.
+        #expect(sim.receiver.holds(frame: sim.frameIndex - 3))
+    }
+}
