@@ -90,10 +90,15 @@ import Testing
     @Test func libspeexdspStateFitsWhatThePlanReserves() throws {
         var largest = 0
         for rate in [8_000, 11_025, 16_000, 22_050, 24_000, 32_000, 44_100, 88_200, 96_000, 192_000] {
-            let before = mallinfo2().uordblks
-            let resampler = try Resampler(inputRate: rate, channels: 2)
-            let used = Int(mallinfo2().uordblks) - Int(before)
-            _ = consume resampler
+            // malloc's count is the whole process's, and other tests run beside this one: the
+            // least of a few tries is the resampler's own (others' allocations only add).
+            var used = Int.max
+            for _ in 0..<5 {
+                let before = mallinfo2().uordblks
+                let resampler = try Resampler(inputRate: rate, channels: 2)
+                used = min(used, Int(mallinfo2().uordblks) - Int(before))
+                _ = consume resampler
+            }
             largest = max(largest, used)
             #expect(used <= Resampler.plannedHeapBytes, "\(rate) Hz: \(used) bytes")
         }
