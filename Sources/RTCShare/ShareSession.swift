@@ -445,8 +445,7 @@ public final class ShareSession: Sendable {
                     stats.wakeups = loop.wakeups
                     onEvent(.progress(ShareProgress(
                         stats: stats, transport: sinks.lazy.compactMap { $0.transportStats }.first,
-                        residentBytes: PeakMemory.currentResidentBytes(),
-                        peakResidentBytes: PeakMemory.residentBytes())))
+                        residentBytes: resident, peakResidentBytes: PeakMemory.residentBytes())))
                 }
                 // Wait for a frame, feedback or a request from another thread, or the next
                 // deadline: the pacer, the watchdog, audio, the sinks' reports, the progress
