@@ -2,12 +2,12 @@
 process at 1280x720@30, sent by one sender as VP8 over SRTP to `rtcshare receive` on loopback
 (the same receiver for every sender). Measured: the sender's peak RSS, its CPU seconds per
 second of media, the frames the receiver decoded, and the SRTP bytes on the wire."""
-import json
 import os
 import subprocess
 import sys
 
 import senders
+from builtin_receiver import BuiltinReceiver
 from measured_process import MeasuredProcess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -23,12 +23,7 @@ def command(sender, binary, port, key, fps):
 
 def run(sender, clip, seconds, binary, port, key, work, fps=30):
     frames = seconds * fps
-    stats = os.path.join(work, f"e2e-{sender}.rx.json")
-    if os.path.exists(stats):
-        os.remove(stats)
-    receiver = subprocess.Popen([binary, "receive", "--listen", f"127.0.0.1:{port}", "--srtp-key", key,
-                                 "--stats-json", stats, "--quiet", "--idle-timeout", "2"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    receiver = BuiltinReceiver(binary, port, key, os.path.join(work, f"e2e-{sender}.rx.json"))
     feeder = subprocess.Popen([sys.executable, os.path.join(HERE, "feeder.py"), clip, str(fps), str(frames)],
                               stdout=subprocess.PIPE)
     with open(os.path.join(work, f"e2e-{sender}.log"), "wb") as log:
@@ -36,15 +31,7 @@ def run(sender, clip, seconds, binary, port, key, work, fps=30):
     feeder.stdout.close()  # the sender holds the only read end: the feeder sees it go
     totals = measured.wait(timeout=seconds + 30)
     feeder.wait()
-    try:
-        receiver.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        receiver.terminate()
-        receiver.wait()
-    rx = {}
-    if os.path.exists(stats):
-        with open(stats) as f:
-            rx = json.load(f)
+    rx = receiver.finish()
     packets, rtp_bytes = rx.get("packets", 0), rx.get("bytes", 0)
     # The receiver counts RTP bytes after SRTP: each packet had a 10-byte tag on the wire.
     wire = rtp_bytes + 10 * packets

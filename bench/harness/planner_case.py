@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 
+from builtin_receiver import BuiltinReceiver
 from measured_process import MeasuredProcess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -77,19 +78,14 @@ def run(binary, screen_clip, seconds, port, key, work, x11_display=None, whip=Tr
             planned = planned_mib(binary, args)
             receiver = None
             if c["transport"] == "peer":
-                receiver = subprocess.Popen([binary, "receive", "--listen", f"127.0.0.1:{port}", "--srtp-key", key,
-                                             "--idle-timeout", "3", "--quiet"],
-                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                receiver = BuiltinReceiver(binary, port, key)
                 time.sleep(0.3)
             log(f"  planner: {name(c)}")
             with open(os.path.join(work, "planner.log"), "wb") as out:
                 totals = MeasuredProcess([binary, *args, "--duration", str(seconds), "--quiet"], log=out) \
                     .wait(timeout=seconds + 40)
             if receiver:
-                try:
-                    receiver.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    receiver.kill()
+                receiver.finish()
             measured = totals["peak_rss_mib"]
             difference = None if planned is None else round(planned - measured, 1)
             rows.append({"configuration": name(c), **c, "planned_mib": planned, "measured_mib": measured,
