@@ -20,6 +20,7 @@ struct ReceiveCommand: CommandLineCommand {
     var sdp: String?
     var srtpKey: String?
     var srtpProfile = SRTPProfile.aesCM128HmacSHA1_80.name
+    var codec: String?
     var insecure = false
     var duration: Double?
     var idleTimeout = 3.0
@@ -39,6 +40,9 @@ struct ReceiveCommand: CommandLineCommand {
             .option("srtp-key", \.srtpKey, value: "base64", help: "The SRTP master key + salt (as the sender's)."),
             .option("srtp-profile", \.srtpProfile, value: "name",
                     help: "AES_CM_128_HMAC_SHA1_80 or AEAD_AES_128_GCM.", defaults: d),
+            .option("codec", \.codec, value: "vp8|h264",
+                    help: "What the video carries with --listen: vp8 (payload type 96, the default) or h264 "
+                        + "(payload type 102). With --sdp the SDP says."),
             .flag("insecure", \.insecure, help: "Plain RTP, no SRTP."),
             .option("duration", \.duration, value: "seconds", help: "Stop after this many seconds."),
             .option("idle-timeout", \.idleTimeout, value: "seconds",
@@ -56,6 +60,12 @@ struct ReceiveCommand: CommandLineCommand {
         }
         if sdp == nil && srtpKey == nil && !insecure {
             throw ValidationError("give --srtp-key KEY (the sender's), --sdp FILE, or --insecure")
+        }
+        if let codec {
+            guard VideoCodec(rawValue: codec) != nil else {
+                throw ValidationError("--codec must be vp8 or h264, not '\(codec)'")
+            }
+            if sdp != nil { throw ValidationError("--codec is for --listen: with --sdp the SDP names the codec") }
         }
         if insecure && srtpKey != nil {
             throw ValidationError("--insecure and --srtp-key exclude each other")
@@ -158,6 +168,10 @@ struct ReceiveCommand: CommandLineCommand {
                 }
             }
             configuration = ReceiveConfiguration(videoListen: address, protection: key)
+            if let codec = codec.flatMap(VideoCodec.init(rawValue:)), codec == .h264 {
+                configuration.videoCodec = .h264
+                configuration.videoPayloadType = PeerConfiguration.h264PayloadType
+            }
         }
         if let audioListen {
             do { configuration.audioListen = try SocketAddress(parsing: audioListen) } catch {

@@ -140,6 +140,39 @@ import Testing
         #expect(int(stats, "audio_packets") > 0)
     }
 
+    /// Another sender's H.264: ffmpeg (libx264, its RTP muxer's FU-A packetization, SPS/PPS
+    /// in band) into `rtcshare receive --listen … --codec h264`, no SDP between them.
+    @Test func ffmpegsH264IsDecodedWithTheCodecOption() throws {
+        let ffmpeg = try #require(Tools.which("ffmpeg"), "ffmpeg is not installed (scripts/setup installs it)")
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let port = try Tools.freeUDPPorts(count: 4)
+        let key = String(repeating: "C", count: 40)
+        let json = dir.appendingPathComponent("rx.json").path
+        let receiver = try BackgroundProcess(Tools.rtcshare, [
+            "receive", "--listen", "127.0.0.1:\(port)", "--srtp-key", key, "--codec", "h264",
+            "--stats-json", json, "--idle-timeout", "2",
+        ], in: dir, name: "receiver")
+        #expect(receiver.waitForOutput(containing: "listening on", timeout: 10), "\(receiver.stderr)")
+        let frames = 40
+        let sent = try Tools.run(ffmpeg, [
+            "-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi",
+            "-i", "testsrc=size=\(Self.width)x\(Self.height):rate=20", "-frames:v", "\(frames)",
+            "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-profile:v", "baseline",
+            "-pix_fmt", "yuv420p", "-payload_type", "102", "-f", "rtp",
+            "-srtp_out_suite", "AES_CM_128_HMAC_SHA1_80", "-srtp_out_params", key,
+            "srtp://127.0.0.1:\(port)?pkt_size=1200",
+        ], timeout: 30)
+        #expect(sent.status == 0, "ffmpeg: \(sent.stderr)")
+        #expect(receiver.wait(timeout: 10) == 0, "receiver: \(receiver.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json)))
+        let stats = try #require(object as? [String: Any])
+        #expect(int(stats, "frames") == frames, "receiver: \(receiver.stderr)")
+        #expect(int(stats, "width") == Self.width && int(stats, "height") == Self.height)
+        #expect(int(stats, "frames_undecodable") == 0)
+        #expect(int(stats, "srtp_failures") == 0)
+    }
+
     @Test func aWrongKeyIsSaidOnStderrAndTheReceiverExitsNonZero() throws {
         let dir = try Tools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
