@@ -6,13 +6,13 @@ import subprocess
 
 
 class BuiltinReceiver:
-    def __init__(self, binary, port, key, stats=None):
+    def __init__(self, binary, port, key, stats=None, codec="vp8"):
         self.stats = stats
         if stats and os.path.exists(stats):
             os.remove(stats)
         extra = ["--stats-json", stats] if stats else []
         self.proc = subprocess.Popen([binary, "receive", "--listen", f"127.0.0.1:{port}", "--srtp-key", key,
-                                      *extra, "--quiet", "--idle-timeout", "2"],
+                                      "--codec", codec, *extra, "--quiet", "--idle-timeout", "2"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def finish(self, timeout=15):

@@ -1,5 +1,5 @@
 """The end-to-end case: the same YUV4MPEG2 frames, fed on standard input by a separate feeder
-process at 1280x720@30, sent by one sender as VP8 over SRTP to `rtcshare receive` on loopback
+process at 1280x720@30, sent by one sender as VP8 (or H.264) over SRTP to `rtcshare receive` on loopback
 (the same receiver for every sender). Measured: the sender's peak RSS, its CPU seconds per
 second of media, the frames the receiver decoded, and the SRTP bytes on the wire."""
 import os
@@ -13,21 +13,21 @@ from measured_process import MeasuredProcess
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def command(sender, binary, port, key, fps):
+def command(sender, binary, port, key, fps, codec):
     if sender == "rtcshare":
-        return senders.rtcshare(binary, "y4m:-", fps, port, key)
+        return senders.rtcshare(binary, "y4m:-", fps, port, key, codec=codec)
     if sender == "ffmpeg":
-        return senders.ffmpeg_stdin(fps, port, key)
-    return senders.gstreamer_stdin(fps, port, key)
+        return senders.ffmpeg_stdin(fps, port, key, codec)
+    return senders.gstreamer_stdin(fps, port, key, codec)
 
 
-def run(sender, clip, seconds, binary, port, key, work, fps=30):
+def run(sender, clip, seconds, binary, port, key, work, fps=30, codec="vp8"):
     frames = seconds * fps
-    receiver = BuiltinReceiver(binary, port, key, os.path.join(work, f"e2e-{sender}.rx.json"))
+    receiver = BuiltinReceiver(binary, port, key, os.path.join(work, f"e2e-{sender}.rx.json"), codec=codec)
     feeder = subprocess.Popen([sys.executable, os.path.join(HERE, "feeder.py"), clip, str(fps), str(frames)],
                               stdout=subprocess.PIPE)
     with open(os.path.join(work, f"e2e-{sender}.log"), "wb") as log:
-        measured = MeasuredProcess(command(sender, binary, port, key, fps), stdin=feeder.stdout, log=log)
+        measured = MeasuredProcess(command(sender, binary, port, key, fps, codec), stdin=feeder.stdout, log=log)
     feeder.stdout.close()  # the sender holds the only read end: the feeder sees it go
     totals = measured.wait(timeout=seconds + 30)
     feeder.wait()

@@ -5,7 +5,13 @@ Every sender: VP8 (libvpx) realtime, CBR at BITRATE_KBPS, cpu-used -6, one threa
 alt-ref, error resilient, static threshold 100, no denoiser, undershoot 100 % / overshoot 15 %,
 a 1000 ms rate buffer starting at 500 ms, quantizer 2..56, frame dropping below 30 % of the
 buffer, keyframes at most 900 % of an average frame and at least every KEYFRAME_SECONDS; RTP
-payload type 96 in at most 1200-byte packets; SRTP AES_CM_128_HMAC_SHA1_80 with the same key."""
+payload type 96 in at most 1200-byte packets; SRTP AES_CM_128_HMAC_SHA1_80 with the same key.
+
+The H.264 rows (same job, payload type 102, FU-A): rtcshare and GStreamer run the same encoder,
+openh264 (screen usage, low complexity, bitrate rate control at BITRATE_KBPS, quantizer 12..42,
+frame skipping on, one slice, one thread, no scene-change detection, background detection on,
+adaptive quantization and denoising off); ffmpeg 5.1 as Debian builds it has no openh264
+encoder, so its row is libx264 (ultrafast, zerolatency, constrained baseline, CBR, one thread)."""
 import base64
 
 BITRATE_KBPS = 2500
@@ -24,6 +30,9 @@ DIFFERENCES = [
     "sends none",
     "frame pacing: rtcshare's pacer holds --fps by repeating the last frame when the next is late, "
     "so its receiver can count a few more frames than were fed; ffmpeg and GStreamer send what comes",
+    "H.264: ffmpeg's row is a different encoder (libx264 ultrafast/zerolatency: Debian's ffmpeg 5.1 has "
+    "no openh264 encoder); rtcshare and GStreamer both run openh264 with matched settings, except "
+    "GStreamer's keyframes every 90 frames (its gop-size) where rtcshare forces one every 3 s",
     "screen capture scaling: rtcshare converts and scales each strip as it is read (CCore, "
     "bilinear); ffmpeg uses swscale (bicubic, its default), GStreamer videoconvert + videoscale "
     "(bilinear); ximagesrc uses XDamage (its default)",
@@ -34,8 +43,11 @@ def key_hex(key_b64):
     return base64.b64decode(key_b64).hex()
 
 
-def rtcshare(binary, source, fps, port, key, extra=()):
-    return [binary, "--source", source, "--size", "1280x720", "--fps", str(fps),
+VP8_PT, H264_PT = 96, 102
+
+
+def rtcshare(binary, source, fps, port, key, extra=(), codec="vp8"):
+    return [binary, "--source", source, "--size", "1280x720", "--fps", str(fps), "--codec", codec,
             "--bitrate", str(BITRATE_KBPS), "--keyframe-interval", str(KEYFRAME_SECONDS),
             "--peer", f"127.0.0.1:{port}", "--srtp-key", key, "--mtu", str(MTU), "--quiet", *extra]
 
@@ -55,9 +67,20 @@ def _ffmpeg_vp8(fps, port, key):
             f"srtp://127.0.0.1:{port}?pkt_size={MTU}"]
 
 
-def ffmpeg_stdin(fps, port, key):
+def _ffmpeg_h264(fps, port, key):
+    k = BITRATE_KBPS
+    return ["-an", "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-profile:v", "baseline",
+            "-threads", "1", "-b:v", f"{k}k", "-maxrate", f"{k}k", "-bufsize", f"{k}k",
+            "-g", str(KEYFRAME_SECONDS * fps), "-sc_threshold", "0", "-bf", "0",
+            "-payload_type", str(H264_PT), "-ssrc", "1111",
+            "-f", "rtp", "-srtp_out_suite", "AES_CM_128_HMAC_SHA1_80", "-srtp_out_params", key,
+            f"srtp://127.0.0.1:{port}?pkt_size={MTU}"]
+
+
+def ffmpeg_stdin(fps, port, key, codec="vp8"):
+    encode = _ffmpeg_h264 if codec == "h264" else _ffmpeg_vp8
     return ["ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "yuv4mpegpipe", "-i", "pipe:0",
-            *_ffmpeg_vp8(fps, port, key)]
+            *encode(fps, port, key)]
 
 
 def ffmpeg_x11(display, screen, fps, port, key):
@@ -67,20 +90,32 @@ def ffmpeg_x11(display, screen, fps, port, key):
 
 
 def _gst_vp8(fps, port, key):
-    k = key_hex(key)
     return (f"vp8enc deadline=1 cpu-used=-6 threads=1 end-usage=cbr target-bitrate={BITRATE_KBPS * 1000} "
             "lag-in-frames=0 auto-alt-ref=false error-resilient=default static-threshold=100 "
             "noise-sensitivity=0 undershoot=100 overshoot=15 buffer-size=1000 buffer-initial-size=500 "
             "buffer-optimal-size=600 min-quantizer=2 max-quantizer=56 dropframe-threshold=30 "
             f"token-partitions=4 max-intra-bitrate=900 keyframe-max-dist={KEYFRAME_SECONDS * fps} ! "
-            f"rtpvp8pay pt=96 ssrc=2222 mtu={MTU} ! "
-            f"srtpenc key={k} rtp-cipher=aes-128-icm rtp-auth=hmac-sha1-80 "
+            f"rtpvp8pay pt={VP8_PT} ssrc=2222 mtu={MTU} ! " + _gst_srtp_out(port, key))
+
+
+def _gst_srtp_out(port, key):
+    return (f"srtpenc key={key_hex(key)} rtp-cipher=aes-128-icm rtp-auth=hmac-sha1-80 "
             "rtcp-cipher=aes-128-icm rtcp-auth=hmac-sha1-80 ! "
             f"udpsink host=127.0.0.1 port={port} sync=false async=false")
 
 
-def gstreamer_stdin(fps, port, key):
-    return ["gst-launch-1.0", "-q", "-e", *f"fdsrc fd=0 ! y4mdec ! {_gst_vp8(fps, port, key)}".split()]
+def _gst_h264(fps, port, key):
+    return (f"openh264enc usage-type=screen complexity=low rate-control=bitrate bitrate={BITRATE_KBPS * 1000} "
+            f"max-bitrate={BITRATE_KBPS * 1000} qp-min=12 qp-max=42 enable-frame-skip=true "
+            "slice-mode=n-slices num-slices=1 multi-thread=1 scene-change-detection=false "
+            "background-detection=true adaptive-quantization=false enable-denoise=false "
+            f"gop-size={KEYFRAME_SECONDS * fps} ! "
+            f"rtph264pay pt={H264_PT} ssrc=2222 mtu={MTU} config-interval=-1 ! " + _gst_srtp_out(port, key))
+
+
+def gstreamer_stdin(fps, port, key, codec="vp8"):
+    encode = _gst_h264 if codec == "h264" else _gst_vp8
+    return ["gst-launch-1.0", "-q", "-e", *f"fdsrc fd=0 ! y4mdec ! {encode(fps, port, key)}".split()]
 
 
 def gstreamer_x11(display, fps, port, key):
