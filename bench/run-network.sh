@@ -5,6 +5,11 @@
 #
 #   random5_rtt40    5 % random loss, 20 ms each way
 #   bursty2_rtt100   2 % bursty loss (Gilbert-Elliott, mean burst 5), 50 ms each way
+#   bottleneck1m     a 1 Mbit/s cap with 250 ms of queue from a 2.5 Mbit/s start, busy content
+#   whip_aiortc_bottleneck1m   the same cap between `rtcshare --whip` and the aiortc WHIP server
+#                    (a real WebRTC peer that sends REMB), everything crossing the relay
+#
+#   SCENARIOS="bottleneck1m whip_aiortc_bottleneck1m" bench/run-network.sh   only those
 #
 #   bench/run-network.sh            60 s a scenario
 #   DURATION=15 bench/run-network.sh   a quicker run
@@ -53,7 +58,9 @@ scenario() {
     wait "$rx" || { echo "bench: $name: the receiver failed:" >&2; tail -5 "$work/$name.rx.log" >&2; }
     kill -TERM "$rl"; wait "$rl" || true
     python3 - "$name" "$work/$name" <<'PY'
-import json, sys
+import json, os, sys
+sys.path.insert(0, os.path.join("bench", "harness"))
+from network_figures import bottleneck_figures
 name, base = sys.argv[1], sys.argv[2]
 rx = json.load(open(base + ".rx.json"))
 tx = [json.loads(l) for l in open(base + ".tx.jsonl") if l.strip()][-1]
@@ -83,19 +90,8 @@ out = {
     "rtt_ms": tx.get("rtt_ms"), "nack_rtt_ms": rx.get("nack_rtt_ms"), "nack_rtt_var_ms": rx.get("nack_rtt_var_ms"),
 }
 if name.startswith("bottleneck"):
-    # Per second from the sender: when its sent rate and target first went under the cap.
-    lines = [json.loads(l) for l in open(base + ".tx.jsonl") if l.strip()]
-    under = next((l["t"] for l in lines if l.get("kbps", 1e9) < 1000 and l.get("target_kbps", 1e9) < 1000), None)
-    out["under_cap_at_s"] = under
-    out["sent_kbps_per_second"] = [l.get("kbps") for l in lines]
-    out["target_kbps_per_second"] = [l.get("target_kbps") for l in lines]
-    out["bottleneck_tail_dropped"] = down.get("tail_dropped")
-    out["bottleneck_forwarded"] = down.get("forwarded")
-    out["queue_delay_ms"] = {k: down.get(k) for k in ("queue_delay_p50_ms", "queue_delay_p99_ms", "queue_delay_max_ms")}
-    out["target"] = "under the cap within 3 s; then bottleneck loss < 2 %, queueing delay < 150 ms, no freeze > 500 ms (loss and delay here are over the whole run, start included)"
-    dropped, fwd = down.get("tail_dropped") or 0, down.get("forwarded") or 0
-    out["bottleneck_loss_pct"] = round(100.0 * dropped / max(1, dropped + fwd), 2)
-    out["met"] = under is not None and under <= 3 and rx["longest_freeze_ms"] <= 500
+    out.update(bottleneck_figures(base + ".tx.jsonl", down))
+    out["met"] = out["under_cap_at_s"] is not None and out["under_cap_at_s"] <= 3 and rx["longest_freeze_ms"] <= 500
 elif name.startswith("random5"):
     out["target"] = ">= 99 % decoded, no freeze > 200 ms, retransmitted <= 1.5 x lost"
     out["met"] = out["frames_decoded_pct"] >= 99 and rx["longest_freeze_ms"] <= 200 and out["retransmitted_over_lost"] <= 1.5
@@ -106,25 +102,79 @@ print(json.dumps(out))
 PY
 }
 
+# whip_scenario NAME RELAY-OPTIONS...: `rtcshare --whip` into the aiortc WHIP server of the tests
+# (Tests/Peers/whip_server.py, /whip-relayed), which starts the relay between its ICE port and the
+# sender: ICE, DTLS, media and aiortc's REMB all cross it. aiortc decodes; the longest gap between
+# two decoded frames after the first 3 s is the freeze figure.
+whip_scenario() {
+    local name="$1"; shift
+    local relay_port=$(( 30000 + (RANDOM % 8000) * 4 ))
+    rm -f "$work/$name".*
+    local relay_args=()
+    for a in "$@"; do relay_args+=("--relay-arg=$a"); done
+    python3 Tests/Peers/whip_server.py --port-file "$work/$name.port" --summary "$work/$name.server.json" \
+        --relay "$relay" --relay-port "$relay_port" --relay-stats "$work/$name.relay.json" "${relay_args[@]}" \
+        2>"$work/$name.server.log" &
+    local server=$!
+    for _ in $(seq 100); do [ -s "$work/$name.port" ] && break; sleep 0.1; done
+    local http_port; http_port=$(cat "$work/$name.port")
+    "$bin" "${sender_args[@]}" --size 1280x720 --fps 20 --audio testtone \
+        --whip "http://127.0.0.1:$http_port/whip-relayed/$name" \
+        --duration "$duration" --stats-json "$work/$name.tx.jsonl" <"${sender_stdin:-/dev/null}" >"$work/$name.tx.log" 2>&1 || {
+        echo "bench: $name: the sender failed:" >&2; tail -5 "$work/$name.tx.log" >&2; }
+    sleep 0.5
+    kill -TERM "$server"; wait "$server" || true
+    python3 - "$name" "$work/$name" <<'PY'
+import json, os, re, sys
+sys.path.insert(0, os.path.join("bench", "harness"))
+from network_figures import bottleneck_figures
+name, base = sys.argv[1], sys.argv[2]
+server = json.load(open(base + ".server.json"))
+rx = server["by_session"].get(name, {})
+relay = {d["direction"]: d for d in (json.loads(l) for l in open(base + ".relay.json") if l.strip())}
+summary = re.search(r"rtcshare: (\d+) frames in", open(base + ".tx.log").read())
+tx = [json.loads(l) for l in open(base + ".tx.jsonl") if l.strip()]
+frames_sent = int(summary.group(1)) if summary else (tx[-1]["frames"] if tx else 0)
+late = [g for g in rx.get("gaps_over_200ms", []) if g[0] >= 3]
+out = {"scenario": name, "server": "aiortc (REMB)", "frames_sent": frames_sent,
+       "frames_decoded": rx.get("video_frames", 0),
+       "frames_decoded_pct": round(100.0 * rx.get("video_frames", 0) / max(1, frames_sent), 2),
+       "longest_freeze_ms": rx.get("longest_gap_ms"),
+       "longest_freeze_after_3s_ms": max((g[1] for g in late), default=0.0),
+       "freezes_over_200ms_after_3s": len(late),
+       "rtt_ms": tx[-1].get("rtt_ms") if tx else None}
+out.update(bottleneck_figures(base + ".tx.jsonl", relay["to-receiver"]))
+out["met"] = (out["under_cap_at_s"] is not None and out["under_cap_at_s"] <= 3 and out["bottleneck_loss_pct"] < 2
+              and (out["queue_delay_ms"]["queue_delay_p99_ms"] or 0) < 150 and out["longest_freeze_after_3s_ms"] <= 500)
+print(json.dumps(out))
+PY
+}
+
 # SCENARIOS="random5_rtt40" runs only those named.
-only="${SCENARIOS:-random5_rtt40 bursty2_rtt100 bottleneck1m}"
+only="${SCENARIOS:-random5_rtt40 bursty2_rtt100 bottleneck1m whip_aiortc_bottleneck1m}"
 sender_args=(--source testsrc)
 case " $only " in *" random5_rtt40 "*) scenario random5_rtt40 --seed 5 --loss 5 --delay 20 --back-delay 20 ;; esac
 case " $only " in *" bursty2_rtt100 "*)
     scenario bursty2_rtt100 --seed 2 --burst-loss 2 --burst-length 5 --delay 50 --back-delay 50 ;; esac
-# A 1 Mbit/s bottleneck (250 ms of queue) from a 2.5 Mbit/s start, busy moving content (ffmpeg's
-# mandelbrot zoom, made live), 20 ms each way.
-case " $only " in *" bottleneck1m "*)
+# Busy moving content (ffmpeg's mandelbrot zoom, made live) on the sender's stdin.
+busy_feeder() {
     command -v ffmpeg >/dev/null || { echo "bench: ffmpeg is missing" >&2; exit 2; }
-    mkfifo "$work/busy.fifo" 2>/dev/null || true
+    rm -f "$work/busy.fifo"; mkfifo "$work/busy.fifo"
     ffmpeg -v error -re -f lavfi -i "mandelbrot=size=1280x720:rate=20" -t "$((duration + 5))" -pix_fmt yuv420p \
         -f yuv4mpegpipe -y "$work/busy.fifo" &
     feeder=$!
     sender_args=(--source y4m:- --bitrate 2500)
     sender_stdin="$work/busy.fifo"
-    scenario bottleneck1m --seed 3 --rate 1000 --queue 31250 --delay 20 --back-delay 20
+}
+busy_feeder_done() {
     sender_args=(--source testsrc)
-    sender_stdin="" 
+    sender_stdin=""
     kill "$feeder" 2>/dev/null || true; wait "$feeder" 2>/dev/null || true
-    rm -f "$work/busy.fifo" ;;
-esac
+    rm -f "$work/busy.fifo"
+}
+# A 1 Mbit/s bottleneck (250 ms of queue) from a 2.5 Mbit/s start, busy content, 20 ms each way.
+bottleneck=(--seed 3 --rate 1000 --queue 31250 --delay 20 --back-delay 20)
+case " $only " in *" bottleneck1m "*) busy_feeder; scenario bottleneck1m "${bottleneck[@]}"; busy_feeder_done ;; esac
+# The same bottleneck between `rtcshare --whip` and a real WebRTC server (aiortc: REMB only).
+case " $only " in *" whip_aiortc_bottleneck1m "*)
+    busy_feeder; whip_scenario whip_aiortc_bottleneck1m "${bottleneck[@]}"; busy_feeder_done ;; esac

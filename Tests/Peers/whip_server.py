@@ -31,10 +31,18 @@ Fixed replies for the HTTP client's error paths (no aiortc involved):
   POST /whip-h264/<id>            the real endpoint taking H.264 only (as Broadcast Box or a SIP
                                   gateway does): VP8 is left out of its answer; an offer without
                                   H.264 is refused (400)
+  POST /whip-relayed/<id>         the real endpoint behind an impairment relay (needs --relay): the
+                                  relay is started between the answer's candidate and a port of its
+                                  own, and the answer names the relay's port instead, so every
+                                  datagram both ways (ICE, DTLS, media, RTCP) crosses it
   GET  /summary                   the summary so far, as JSON
 
 aiortc never offers 127.0.0.1 as a host candidate (aioice skips loopback); it is given the
 --host address, and only that one.
+
+Relay: --relay BINARY --relay-port N --relay-stats FILE [--relay-arg=ARG ...] start `BINARY --listen
+HOST:N --forward HOST:<aiortc's port> ARG...` for /whip-relayed; its statistics (one JSON line per
+direction) go to FILE when the server stops.
 
 Frames: every decoded video frame's size is counted and its marker read (DESIGN.md "The test
 source and its frame marker"): two rows of 32 blocks of 8x16 px at the top left, row 1 the
@@ -48,7 +56,9 @@ import json
 import logging
 import os
 import signal
+import subprocess
 import sys
+import time
 
 import aioice.ice
 from aiohttp import web
@@ -76,13 +86,25 @@ class State:
     async def consume(self, track, sid, codec):
         s = self.summary
         own = s["by_session"].setdefault(sid, {"video_frames": 0, "sizes": {}, "markers_read": 0, "markers": [],
-                                                       "codec": codec})
+                                                       "codec": codec, "longest_gap_ms": None,
+                                                       "gaps_over_200ms": []})
+        first = last = None
         try:
             while True:
                 frame = await track.recv()
                 if track.kind == "video":
                     s["video_frames"] += 1
                     own["video_frames"] += 1
+                    # The longest wait between two decoded frames after the first: a freeze.
+                    # Each gap over 200 ms with when it ended (s after the first frame), the first 100.
+                    now = time.monotonic()
+                    if last is not None:
+                        gap = round((now - last) * 1000, 1)
+                        own["longest_gap_ms"] = max(own["longest_gap_ms"] or 0, gap)
+                        if gap > 200 and len(own["gaps_over_200ms"]) < 100:
+                            own["gaps_over_200ms"].append([round(now - first, 2), gap])
+                    first = first or now
+                    last = now
                     size = f"{frame.width}x{frame.height}"
                     s["sizes"][size] = s["sizes"].get(size, 0) + 1
                     own["sizes"][size] = own["sizes"].get(size, 0) + 1
@@ -102,7 +124,37 @@ class State:
             pass
 
 
-def make_app(state, port_holder):
+class Relay:
+    """The impairment relay of /whip-relayed: one process per server, started on the first such
+    POST, stopped (and its statistics kept) when the server stops."""
+
+    def __init__(self, args):
+        self.args = args
+        self.proc = None
+        self.target = None
+
+    def start(self, host, target_port):
+        if self.target == (host, target_port):
+            return  # the bundled sections share one transport: one relay
+        if self.proc is not None:
+            raise RuntimeError("one relayed session per server")
+        self.target = (host, target_port)
+        self.out = open(self.args.relay_stats, "w")
+        self.proc = subprocess.Popen([self.args.relay, "--listen", f"{host}:{self.args.relay_port}",
+                                      "--forward", f"{host}:{target_port}", *self.args.relay_arg],
+                                     stdout=self.out, stderr=subprocess.DEVNULL)
+        time.sleep(0.3)  # bound before the answer sends the sender there
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"the relay exited with {self.proc.returncode}")
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=10)
+            self.out.close()
+
+
+def make_app(state, port_holder, relay=None):
     s = state.summary
 
     async def record(request):
@@ -119,6 +171,11 @@ def make_app(state, port_holder):
         await record(request)
         sid = request.match_info["id"]
         offer = await request.text()
+        if alter is through_relay:
+            # aiortc must not reach the sender directly: the offer's candidates are pointed at
+            # the discard port on loopback (its checks there fail), and aiortc learns the
+            # relay's address from the checks that come through it (peer-reflexive).
+            offer = "\r\n".join(discard_port(l) if l.startswith("a=candidate:") else l for l in offer.split("\r\n"))
         s["posts"] += 1
         s["offers"].append(offer)
         if request.content_type != "application/sdp":
@@ -169,15 +226,25 @@ def make_app(state, port_holder):
             lines.append(line)
         return "\r\n".join(lines)
 
-    def dead_ice(answer):
+    def through_relay(answer):
+        # The candidate's port becomes the relay's; the relay forwards to aiortc's own port.
         lines = []
         for line in answer.split("\r\n"):
             if line.startswith("a=candidate:"):
                 fields = line.split(" ")
-                fields[5] = "9"  # discard: nothing listens on UDP 9 here
+                relay.start(fields[4], int(fields[5]))
+                fields[5] = str(relay.args.relay_port)
                 line = " ".join(fields)
             lines.append(line)
         return "\r\n".join(lines)
+
+    def discard_port(candidate):
+        fields = candidate.split(" ")
+        fields[4], fields[5] = "127.0.0.1", "9"  # discard: nothing listens on UDP 9 here
+        return " ".join(fields)
+
+    def dead_ice(answer):
+        return "\r\n".join(discard_port(l) if l.startswith("a=candidate:") else l for l in answer.split("\r\n"))
 
     async def whip_post_bad_fingerprint(request):
         return await whip_post(request, bad_fingerprint)
@@ -190,6 +257,11 @@ def make_app(state, port_holder):
 
     async def whip_post_links(request):
         return await whip_post(request, links=True)
+
+    async def whip_post_relayed(request):
+        if relay is None:
+            return web.Response(status=501, text="start the server with --relay for /whip-relayed\n")
+        return await whip_post(request, through_relay)
 
     async def resource_patch(request):
         await record(request)
@@ -268,6 +340,7 @@ def make_app(state, port_holder):
         web.post("/whip-dead-ice/{id}", whip_post_dead_ice),
         web.post("/whip-links/{id}", whip_post_links),
         web.post("/whip-h264/{id}", whip_post_h264),
+        web.post("/whip-relayed/{id}", whip_post_relayed),
         web.patch("/whip/resource/{id}", resource_patch),
         web.delete("/whip/resource/{id}", resource_delete),
         web.patch("/lowercase/resource/{id}", resource_patch),
@@ -292,13 +365,20 @@ async def main():
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--summary", required=True)
     parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--relay", help="rtcshare-relay, for /whip-relayed")
+    parser.add_argument("--relay-port", type=int, help="the port the relay listens on (the answer names it)")
+    parser.add_argument("--relay-stats", help="where the relay's JSON statistics go")
+    parser.add_argument("--relay-arg", action="append", default=[], help="one impairment argument (repeatable)")
     args = parser.parse_args()
+    if args.relay and not (args.relay_port and args.relay_stats):
+        parser.error("--relay needs --relay-port and --relay-stats")
+    relay = Relay(args) if args.relay else None
     aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: [args.host] if use_ipv4 else []
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
 
     state = State()
     port_holder = [0]
-    runner = web.AppRunner(make_app(state, port_holder), access_log=None)
+    runner = web.AppRunner(make_app(state, port_holder, relay), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, args.host, args.port)
     await site.start()
@@ -322,6 +402,8 @@ async def main():
     await stop.wait()
     for pc in list(state.sessions.values()):
         await pc.close()
+    if relay is not None:
+        relay.stop()
     with open(args.summary, "w") as f:
         json.dump(state.summary, f, indent=1)
     await runner.cleanup()
