@@ -12,6 +12,11 @@ import RTCShareMedia
 ///
 /// Replies are awaited with a time limit (`waitForImage`), never by a blocking call, so a
 /// server that stops answering cannot pin the capture thread: the share can still be stopped.
+///
+/// Where the server has the DAMAGE extension (`watchDamage`), it says when anything on the
+/// screen was drawn: one DamageNotify each time the damaged region goes from empty to not
+/// empty (level NonEmpty), emptied again by `takeDamage`. Events are read wherever the
+/// connection reads (while waiting for an image too), so none is lost between two captures.
 struct X11Connection: ~Copyable {
     let connection: OpaquePointer
     /// The display name as given or taken from $DISPLAY, for messages.
@@ -22,6 +27,11 @@ struct X11Connection: ~Copyable {
     private(set) var segment: xcb_shm_seg_t = 0
     private(set) var segmentBase: UnsafeMutableRawPointer?
     private(set) var segmentBytes = 0
+    /// The root window's damage object (0: DAMAGE not in use) and the extension's first event.
+    private(set) var damage: xcb_damage_damage_t = 0
+    private var damageEvent: UInt8 = 0
+    /// A DamageNotify arrived since the last `takeDamage`.
+    private var damageReported = false
 
     /// Connects to `display` (nil: $DISPLAY) and checks the screen and MIT-SHM.
     init(display name: String?) throws(SourceError) {
@@ -168,8 +178,56 @@ struct X11Connection: ~Copyable {
         case lost
     }
 
+    /// Asks the server to report drawing on the root window (DAMAGE 1.1, level NonEmpty).
+    /// False where the server has no DAMAGE extension: captures then read the whole screen
+    /// each time.
+    mutating func watchDamage() -> Bool {
+        let name = "DAMAGE"
+        let query = xcb_query_extension(connection, UInt16(name.utf8.count), name)
+        guard let ext = xcb_query_extension_reply(connection, query, nil) else { return false }
+        defer { free(ext) }
+        guard ext.pointee.present != 0 else { return false }
+        // The version must be asked before any other request of the extension.
+        guard let version = xcb_damage_query_version_reply(connection, xcb_damage_query_version(connection, 1, 1), nil) else {
+            return false
+        }
+        free(version)
+        let id = xcb_generate_id(connection)
+        let error = xcb_request_check(connection, xcb_damage_create_checked(
+            connection, id, root, UInt8(XCB_DAMAGE_REPORT_LEVEL_NON_EMPTY.rawValue)))
+        if let error {
+            free(error)
+            return false
+        }
+        damage = id
+        damageEvent = ext.pointee.first_event &+ UInt8(XCB_DAMAGE_NOTIFY)
+        damageReported = true  // whatever the screen holds now has not been read yet
+        return true
+    }
+
+    /// Whether anything was drawn since the last call (always true without DAMAGE). Empties
+    /// the damaged region first, so drawing during the read that follows is reported again.
+    mutating func takeDamage() -> Bool {
+        guard damage != 0 else { return true }
+        readEvents()
+        guard damageReported else { return false }
+        damageReported = false
+        xcb_damage_subtract(connection, damage, xcb_xfixes_region_t(XCB_NONE), xcb_xfixes_region_t(XCB_NONE))
+        _ = xcb_flush(connection)
+        return true
+    }
+
+    /// Reads every event the connection has queued, noting damage; the rest are dropped (none
+    /// other is selected; the server may still send mapping notices).
+    private mutating func readEvents() {
+        while let event = xcb_poll_for_event(connection) {
+            if event.pointee.response_type & 0x7f == damageEvent && damage != 0 { damageReported = true }
+            free(event)
+        }
+    }
+
     /// Waits until `deadline` for the reply to request `sequence`.
-    func waitForImage(_ sequence: UInt32, until deadline: MediaTime) -> ImageReply {
+    mutating func waitForImage(_ sequence: UInt32, until deadline: MediaTime) -> ImageReply {
         guard xcb_flush(connection) > 0 else { return .lost }
         while true {
             var reply: UnsafeMutableRawPointer?
@@ -186,9 +244,9 @@ struct X11Connection: ~Copyable {
                 }
                 return .lost
             }
-            // Older libxcb only reads the socket when asked for an event: ask, and drop any
-            // event (none is selected; the server may still send mapping notices).
+            // Older libxcb only reads the socket when asked for an event: ask (damage is noted).
             if let event = xcb_poll_for_event(connection) {
+                if event.pointee.response_type & 0x7f == damageEvent && damage != 0 { damageReported = true }
                 free(event)
                 continue
             }

@@ -16,6 +16,9 @@ import RTCShareMedia
 /// A static screen delivers nothing new: each strip's converted rows are hashed as they are
 /// written and compared with the last delivered frame's; a frame whose strips all match is
 /// dropped and reported `.unchanged` (alive, so the watchdog is content and the filler repeats).
+/// Where the server has DAMAGE, a static screen is not even read: a capture with nothing drawn
+/// since the last read is `.unchanged` at once, no request made; the whole screen is still read
+/// once a second whatever DAMAGE says (`fullReadInterval`), a guard against drawing it missed.
 ///
 /// A screen that changes size mid-share (RandR) is followed: the size frames are delivered at
 /// stays what the share started with (the pool, the encoder and the plan are sized for it), and
@@ -72,6 +75,14 @@ public final class X11Source: SharedMemorySource {
     private var nextCapture: MediaTime
     /// A GetImage the server has not answered yet (the capture gave up waiting for it).
     private var unanswered: UInt32?
+    /// Whether the server reports drawing (DAMAGE), so undamaged captures skip the read.
+    public private(set) var watchesDamage = false
+    /// The longest a screen goes unread while DAMAGE says nothing was drawn.
+    static let fullReadInterval = MediaDuration.seconds(1)
+    private var nextFullRead: MediaTime
+    /// Captures that read the screen, and those that did not because nothing was drawn.
+    public private(set) var screenReads = 0
+    public private(set) var readsSkipped = 0
 
     /// Connects to `display` (`":1"`, `"host:0.1"`; nil takes $DISPLAY) and checks that its
     /// screen can be captured. Delivers the screen at its own size until `deliver(fitting:)`.
@@ -86,6 +97,7 @@ public final class X11Source: SharedMemorySource {
                                  frame: PictureSize(width: connection.width, height: connection.height))
         nextCapture = MonotonicClock.now()
         nextSizeCheck = nextCapture + Self.sizeCheckInterval
+        nextFullRead = nextCapture
     }
 
     /// Makes the source deliver the screen shrunk (aspect kept) to fit `box`; a screen that
@@ -171,6 +183,7 @@ public final class X11Source: SharedMemorySource {
             throw SourceError("x11: reserving the conversion scratch: \(error)")
         }
         try connection.attachSegment(bytes: sharedMemoryBytes)
+        watchesDamage = connection.watchDamage()
         stripHashes = [UInt64](repeating: 0, count: plan.stripCount)
         hasDelivered = false
         delivered = PictureSize(width: plan.frameWidth, height: plan.frameHeight)
@@ -211,6 +224,14 @@ public final class X11Source: SharedMemorySource {
         }
         let interval = MediaDuration.frameInterval(framesPerSecond: framesPerSecond)
         repeat { nextCapture += interval } while nextCapture <= started
+
+        // Nothing drawn since the last read (and one was delivered): the screen is as delivered.
+        if !connection.takeDamage() && hasDelivered && started < nextFullRead {
+            readsSkipped += 1
+            return .unchanged
+        }
+        nextFullRead = started + Self.fullReadInterval
+        screenReads += 1
 
         var frame: FrameSlot
         do {
@@ -390,7 +411,10 @@ public final class X11Source: SharedMemorySource {
         }
         var fresh = try X11Connection(display: display)
         let size = (width: fresh.width, height: fresh.height)
-        if prepared { try fresh.attachSegment(bytes: sharedMemoryBytes) }
+        if prepared {
+            try fresh.attachSegment(bytes: sharedMemoryBytes)
+            watchesDamage = fresh.watchDamage()
+        }
         connection = fresh
         if size.width != screenWidth || size.height != screenHeight {
             if prepared { try follow(size) } else {

@@ -1,5 +1,8 @@
 import CXCB
 import Foundation
+import RTCShare
+import RTCShareCore
+import RTCShareIO
 import TestSupport
 import Testing
 
@@ -178,6 +181,47 @@ import Testing
             #expect(abs(luma(frame, 80, 48, 144, 96) - white) <= 8, "the mark on the shrunk screen")
             #expect(abs(luma(frame, 600, 400, 200, 200) - Box(x: 0, y: 0, width: 1, height: 1, rgb: Self.background).luma) <= 8)
         }
+    }
+
+    /// DAMAGE: the source itself against Xvfb. A still screen is read once and then not again
+    /// (bar the once-a-second full read) while captures go on at 30 a second; a box drawn on it
+    /// is in the next frame.
+    @Test func aStillScreenIsNotReadUntilSomethingIsDrawn() throws {
+        let xvfb = try Xvfb(width: 640, height: 480)
+        try Self.paintScreen(xvfb)
+        let source = try X11Source(display: xvfb.display, framesPerSecond: 30)
+        let budget = try MemoryBudget(capBytes: 16 << 20, prefault: false)
+        let pool = try FramePool(budget: budget, format: .i420, maxWidth: source.frameWidth,
+                                 maxHeight: source.frameHeight, count: 2)
+        try source.prepare(budget: budget)
+        #expect(source.watchesDamage, "Xvfb has DAMAGE")
+
+        /// Captures until `seconds` have passed or (if `untilFrame`) a frame came; the frames' luma at (x, y).
+        func captures(for seconds: Double, untilFrame: Bool = false, lumaAt x: Int, _ y: Int) throws -> [UInt8] {
+            var lumas: [UInt8] = []
+            let end = MonotonicClock.now() + .milliseconds(Int64(seconds * 1000))
+            while MonotonicClock.now() < end {
+                let outcome = try source.capture(from: pool, until: end)
+                if case .frame(let frame) = consume outcome {
+                    lumas.append(frame.withPixels { $0.plane(0).row(y)[x] })
+                    if untilFrame { break }
+                }
+            }
+            return lumas
+        }
+        // A box of the picture: white at (100, 100).
+        let first = try captures(for: 0.9, lumaAt: 100, 100)
+        #expect(first.count == 1, "one frame of a still screen, got \(first.count)")
+        #expect((first.first ?? 0) > 200)
+        #expect(source.screenReads <= 2, "reads \(source.screenReads)")
+        #expect(source.readsSkipped >= 20, "skipped \(source.readsSkipped) of ~27 captures")
+
+        try xvfb.paint([Box(x: 64, y: 64, width: 192, height: 128, rgb: 0x000000)])
+        let readsBefore = source.screenReads
+        let after = try captures(for: 0.3, untilFrame: true, lumaAt: 100, 100)
+        #expect(after.count == 1, "the drawing was delivered")
+        #expect((after.first ?? 255) < 40, "the box is black now: luma \(after.first ?? 0)")
+        #expect(source.screenReads == readsBefore + 1)
     }
 
     @Test func aMissingDisplayIsOneClearLineAndAFailure() throws {
