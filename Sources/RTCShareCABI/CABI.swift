@@ -281,6 +281,11 @@ private func configuration(_ c: rtcshare_config, error: inout String) -> ShareAg
             if let bind = string(c.whip_bind) {
                 whip.bindAddress = try SocketAddress(parsingBindAddress: bind)
             }
+            if let stun = string(c.whip_stun) {
+                do { whip.stunServers = [try SocketAddress(parsing: stun)] } catch {
+                    throw SocketError("whip_stun: \(error)")
+                }
+            }
         } catch let e {
             error = "whip: \(e)"
             return nil
@@ -315,8 +320,10 @@ private func configuration(_ c: rtcshare_config, error: inout String) -> ShareAg
     return out
 }
 
-/// The `struct_size`s accepted: this header's, and the one before `video_codec` was appended.
+/// The `struct_size`s accepted: this header's, the one before `whip_stun` was appended, and
+/// the one before `video_codec`.
 private let configSizes: Set<Int> = [MemoryLayout<rtcshare_config>.size,
+                                     MemoryLayout<rtcshare_config>.offset(of: \rtcshare_config.whip_stun)!,
                                      MemoryLayout<rtcshare_config>.offset(of: \rtcshare_config.video_codec)!]
 
 @_cdecl("rtcshare_session_create")
@@ -329,8 +336,8 @@ public func rtcshare_session_create(_ process: OpaquePointer?, _ config: UnsafeP
     out.pointee = nil
     let budget = Unmanaged<ProcessBudget>.fromOpaque(UnsafeRawPointer(process)).takeUnretainedValue()
     var problem = ""
-    // A caller built against the header before `video_codec` has a struct that ends where it
-    // begins: read only what it has, and give the rest its default.
+    // A caller built against an older header has a struct that ends where the first field it
+    // lacks begins: read only what it has, and give the rest its default.
     var given = rtcshare_config()
     rtcshare_config_init(&given)
     let known = min(Int(config.pointee.struct_size), MemoryLayout<rtcshare_config>.size)  // checked above too

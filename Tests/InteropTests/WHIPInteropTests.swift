@@ -199,6 +199,29 @@ import Testing
         #expect(encoded >= 90, "\(log)")
     }
 
+    /// `whip_stun` through the C ABI: the STUN server is asked before the offer (here one that
+    /// never answers: a loopback port nobody reads), said so in a notice, and the publication
+    /// goes on with host candidates.
+    @Test func aGatewaySetsASTUNServerThroughTheCABI() throws {
+        let server = try Self.server.get()
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let silent = try Tools.freeUDPPorts(count: 1)
+        let example = try CABIExampleTests.compileExample("whip_publish", into: dir)
+        let run = try Tools.run(example, [server.base + "/whip/cabi-stun", "3", "127.0.0.1:0", "vp8",
+                                          "127.0.0.1:\(silent)"], timeout: 40)
+        let log = String(decoding: run.stdout, as: UTF8.self)
+        #expect(run.status == 0, "\(log)\n\(run.stderr)")
+        let stunLine = log.split(separator: "\n").first { $0.hasPrefix("event 8: ") && $0.contains("127.0.0.1:\(silent)") }
+        #expect(stunLine != nil, "the STUN server was asked and the notice names it: \(log)")
+        #expect(log.contains("event 8: WHIP: connected"), "\(log)")
+        #expect(log.contains("event 9: duration reached"), "\(log)")
+        // A bad address is refused at create, with the detail.
+        let bad = try Tools.run(example, [server.base + "/whip/cabi-stun-bad", "3", "127.0.0.1:0", "vp8", "no-port"],
+                                timeout: 20)
+        #expect(bad.status == 1, "\(String(decoding: bad.stdout, as: UTF8.self))\(bad.stderr)")
+    }
+
     /// Each way a publication fails reaches a C caller as its own status code (here as the
     /// code's message, which whip_publish prints), the detail in the session's last error.
     /// (A refusal at create has no session to hold the detail: the code alone says it.)

@@ -102,6 +102,11 @@ typedef struct rtcshare_config {
                                  * writes memory while a session is created: pages of memory mapped
                                  * meanwhile that read as zeros are returned to the kernel. Default 0.
                                  * Appended with video_codec (same struct_size). */
+    const char *whip_stun;    /* "host:port" of a STUN server asked for the session's public address
+                               * before the WHIP offer (a server-reflexive candidate, for a gateway
+                               * behind NAT); a server that does not answer costs at most ~1 s and
+                               * the offer goes with host candidates. NULL: none. Appended in ABI
+                               * version 1's third edition. */
 } rtcshare_config;
 
 /* A picture handed in; planes are read during the call only. */
