@@ -11,4 +11,9 @@ public protocol AudioPath: AnyObject {
     func pump(at now: MediaTime, emit: (OutgoingAudioPacket) throws(ShareError) -> Void) throws(ShareError)
     /// When the next packet is due (the run loop sleeps no longer than that).
     var nextWakeup: MediaTime? { get }
+    /// A receiver report on the audio stream (fraction lost / 256): the encoder's in-band FEC
+    /// follows the loss (`OpusLossProtection`).
+    func receiverReport(fractionLost: UInt8)
+    /// The packet loss the encoder prepares for now, percent.
+    var expectedLossPercent: Int { get }
 }

@@ -64,6 +64,17 @@ public final class AudioPipeline<Input: AudioInput>: AudioPath {
     /// Frames dropped because a live input ran ahead, or skipped because the pipeline fell behind.
     public var droppedFrames: Int { framer.droppedFrames + skippedFrames }
     private var skippedFrames = 0
+    /// The loss the encoder prepares for, from the receiver's reports on the audio stream.
+    public private(set) var lossProtection = OpusLossProtection()
+    public var expectedLossPercent: Int { lossProtection.percent }
+
+    /// One receiver report on the audio stream: the encoder's in-band FEC follows the loss.
+    public func receiverReport(fractionLost: UInt8) {
+        guard let percent = lossProtection.receiverReport(fractionLost: fractionLost) else { return }
+        do { try encoder.setExpectedLoss(percent: percent) } catch {
+            log("audio: \(error)")  // the level is always in range: not expected
+        }
+    }
 
     /// Budget bytes of everything but the input's own buffer, for `channels`.
     public static func budgetBytes(channels: Int) -> Int {

@@ -62,6 +62,8 @@ public struct SinkRequests: Sendable, Equatable {
     /// The fraction lost (lost / 256) of the newest receiver report for the video stream; nil:
     /// none came. The session's `SendBitrateController` turns it into a rate.
     public var videoFractionLost: UInt8?
+    /// The same for the audio stream; the Opus encoder's in-band FEC follows it.
+    public var audioFractionLost: UInt8?
     /// The newest delay-based estimate from transport-wide feedback (kbit/s); nil: none came.
     public var delayBasedKbps: Int?
     /// When the sink next wants `service` (reports to send); nil: no timer of its own.
@@ -78,6 +80,16 @@ public struct SinkRequests: Sendable, Equatable {
         self.bitrateCeilingKbps = bitrateCeilingKbps
         self.videoFractionLost = videoFractionLost
         self.nextWakeup = nextWakeup
+    }
+
+    /// What a send core asked for, as the pipeline takes it; `nextWakeup` is the core's deadline.
+    public init(_ wanted: SenderRequests, nextWakeup: MediaTime?) {
+        self.init(keyframe: wanted.keyframe, bitrateCeilingKbps: wanted.bitrateCeilingKbps,
+                  videoFractionLost: wanted.videoFractionLost, nextWakeup: nextWakeup)
+        audioFractionLost = wanted.audioFractionLost
+        delayBasedKbps = wanted.delayBasedKbps
+        mediaStarted = wanted.mediaStarted
+        feedback = wanted.feedback
     }
 }
 

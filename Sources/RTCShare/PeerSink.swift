@@ -141,12 +141,7 @@ public final class PeerSink: MediaSink {
             if let socket { drain(socket, now: now) }
         }
         sender.poll(at: now, transmit: transmit)
-        let wanted = sender.takeRequests()
-        var requests = SinkRequests(keyframe: wanted.keyframe, bitrateCeilingKbps: wanted.bitrateCeilingKbps,
-                                    videoFractionLost: wanted.videoFractionLost, nextWakeup: sender.nextDeadline)
-        requests.feedback = wanted.feedback
-        requests.delayBasedKbps = wanted.delayBasedKbps
-        return requests
+        return SinkRequests(sender.takeRequests(), nextWakeup: sender.nextDeadline)
     }
 
     public func targetBitrateChanged(kbps: Int, maximumKbps: Int, at now: MediaTime) {

@@ -79,6 +79,8 @@ public struct ShareStats: Sendable, Equatable {
     /// Opus packets encoded and their bytes.
     public var audioPackets = 0
     public var audioBytes: UInt64 = 0
+    /// The packet loss the Opus encoder prepares for (in-band FEC), percent, from the receiver's reports.
+    public var audioExpectedLossPercent = 0
     public var sourceRestarts = 0
     /// The video bitrate the encoder runs at now (kbit/s), and how often it changed (REMB,
     /// loss, the host).

@@ -175,6 +175,7 @@ public final class ShareSession: Sendable {
             configuration: .init(stallThreshold: configuration.stallThreshold), startedAt: startedAt)
         var stats = ShareStats()
         stats.videoCodec = codec
+        stats.audioExpectedLossPercent = audio?.expectedLossPercent ?? 0
         // The video bitrate: the configured one (or the host's), lowered by the delay-based
         // estimate, REMB and loss. The sinks pace by it; the frame rate gives way first when it
         // is short and the encoder spends it (`ScreenFrameRate`, looked at every second); the
@@ -388,6 +389,10 @@ public final class ShareSession: Sendable {
                     if let estimate = requests.delayBasedKbps { rate.delayBased(kbps: estimate) }
                     if let lost = requests.videoFractionLost {
                         rate.receiverReport(fractionLost: lost, now: now.microseconds)
+                    }
+                    if let lost = requests.audioFractionLost, let audio {
+                        audio.receiverReport(fractionLost: lost)
+                        stats.audioExpectedLossPercent = audio.expectedLossPercent
                     }
                     try applyRate(at: now)
                     if let w = requests.nextWakeup, w < (sinkWakeup ?? w + .microseconds(1)) { sinkWakeup = w }

@@ -273,13 +273,7 @@ public final class WHIPSink: MediaSink {
             let ice = transport.iceConnectedAt.map { "ICE \(($0 - createdAt).microseconds / 1000) ms, " } ?? ""
             notices.append("WHIP: connected (\(ice)DTLS-SRTP \(transport.srtpProfile?.name ?? "?") at \((connected - createdAt).microseconds / 1000) ms) via \(transport.ice.selectedPair.map { "\($0)" } ?? "?")")
         }
-        let wanted = transport.takeRequests()
-        var requests = SinkRequests(keyframe: wanted.keyframe, bitrateCeilingKbps: wanted.bitrateCeilingKbps,
-                                    videoFractionLost: wanted.videoFractionLost, nextWakeup: transport.nextDeadline)
-        requests.mediaStarted = wanted.mediaStarted
-        requests.feedback = wanted.feedback
-        requests.delayBasedKbps = wanted.delayBasedKbps
-        return requests
+        return SinkRequests(transport.takeRequests(), nextWakeup: transport.nextDeadline)
     }
 
     public func targetBitrateChanged(kbps: Int, maximumKbps: Int, at now: MediaTime) {

@@ -51,7 +51,7 @@ public struct OpusEncoder: ~Copyable {
         try Self.check(opus_encoder_init(encoder, Int32(Self.sampleRate), Int32(channels), app), "init")
         try Self.check(rtcs_opus_set_bitrate(encoder, Int32(bitrate)), "bitrate")
         try Self.check(rtcs_opus_set_inband_fec(encoder, 1), "inband fec")
-        try Self.check(rtcs_opus_set_packet_loss_perc(encoder, 5), "packet loss")
+        try Self.check(rtcs_opus_set_packet_loss_perc(encoder, Int32(OpusLossProtection.initialPercent)), "packet loss")
         try Self.check(rtcs_opus_set_complexity(encoder, 5), "complexity")
         self.state = block
         self.channels = channels
@@ -73,6 +73,20 @@ public struct OpusEncoder: ~Copyable {
         }
         try Self.check(rtcs_opus_set_bitrate(encoder, Int32(bitsPerSecond)), "bitrate")
         bitrate = bitsPerSecond
+    }
+
+    /// Prepares for `percent` packet loss from the next frame on (in-band FEC in proportion; none at 0).
+    public mutating func setExpectedLoss(percent: Int) throws(MediaError) {
+        guard (0...100).contains(percent) else {
+            throw .invalidConfiguration("opus expected loss must be 0..100 %, not \(percent)")
+        }
+        try Self.check(rtcs_opus_set_packet_loss_perc(encoder, Int32(percent)), "packet loss")
+    }
+
+    /// The packet loss the encoder prepares for, percent.
+    public var expectedLossPercent: Int {
+        var value: Int32 = 0
+        return rtcs_opus_get_packet_loss_perc(encoder, &value) == OPUS_OK ? Int(value) : -1
     }
 
     /// Samples of look-ahead (the pre-skip a decoder discards).

@@ -52,6 +52,8 @@ public struct SenderRequests: Sendable, Equatable {
     public var bitrateCeilingKbps: Int?
     /// The fraction lost (lost / 256) of the newest receiver report for the video stream.
     public var videoFractionLost: UInt8?
+    /// The same for the audio stream (the Opus encoder's FEC follows it).
+    public var audioFractionLost: UInt8?
     /// The receiver said goodbye (RTCP BYE for every stream it reported on).
     public var peerLeft = false
     /// Media just started to flow (keys arrived): the receiver needs a keyframe now.
@@ -513,6 +515,8 @@ public final class RTPSender {
             if let rtt = block.roundTripMicroseconds(now: ntp(now)) {
                 stats.roundTripMicroseconds = rtt
             }
+        case .reportBlock(_, let block) where block.ssrc == audio?.ssrc:
+            requests.audioFractionLost = block.fractionLost
         case .nack(_, let media, let entry) where media == video.ssrc:
             entry.forEachLost { sequence in
                 stats.nacksReceived += 1

@@ -86,7 +86,7 @@ final class Log: @unchecked Sendable {
                 + ",\"target_kbps\":\(p.stats.targetBitrateKbps),\"target_fps\":\(p.stats.targetFramesPerSecond)"
                 + ",\"keyframes\":\(p.stats.keyframes),\"repeats\":\(p.stats.repeatedFrames),\"wakeups\":\(p.stats.wakeups)"
                 + ",\"source_frames\":\(p.stats.sourceFrames),\"restarts\":\(p.stats.sourceRestarts)"
-                + ",\"audio_packets\":\(p.stats.audioPackets)"
+                + ",\"audio_packets\":\(p.stats.audioPackets),\"audio_fec_loss_pct\":\(p.stats.audioExpectedLossPercent)"
             if let t {
                 json += ",\"packets\":\(t.packetsSent),\"bytes\":\(t.bytesSent),\"send_drops\":\(t.sendDrops)"
                     + ",\"frames_dropped_connecting\":\(t.framesDroppedConnecting)"

@@ -56,4 +56,39 @@ import Testing
         #expect(frames >= Self.seconds * 20 / 4, "receiver: \(receiver.stderr)")
         #expect(nacked > 0, "\(stats)")
     }
+
+    /// The Opus encoder prepares for the loss the receiver reports on the audio stream: its
+    /// level (`audio_fec_loss_pct` in the sender's statistics) falls from 5 % to 0 on a clean
+    /// path and stays at 5 % or more (10 % mostly) through a relay losing 12 % of the audio.
+    @Test(arguments: [(0, 0...0), (12, 5...20)])
+    func theOpusEncoderPreparesForTheReportedLoss(loss: Int, expected: ClosedRange<Int>) throws {
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let base = try Tools.freeUDPPorts(count: 8)
+        let relayPort = base, receiverPort = base + 4
+        let relay = try ImpairmentRelay(front: relayPort + 2, receiverPort: receiverPort + 2,
+                                        options: ["--loss", "\(loss)", "--seed", "4"], in: dir)
+        defer { relay.stop() }
+        let key = Data((0..<30).map { UInt8(truncatingIfNeeded: $0 &* 41 &+ 5) }).base64EncodedString()
+        let txJSON = dir.appendingPathComponent("tx.jsonl").path
+        let receiver = try BackgroundProcess(Tools.rtcshare, [
+            "receive", "--listen", "127.0.0.1:\(receiverPort)", "--srtp-key", key, "--idle-timeout", "3",
+        ], in: dir, name: "receiver")
+        #expect(receiver.waitForOutput(containing: "listening on", timeout: 10), "receiver: \(receiver.stderr)")
+        // Video straight to the receiver, audio through the relay.
+        let sender = try BackgroundProcess(Tools.rtcshare, [
+            "--source", "testsrc", "--size", "320x240", "--fps", "20", "--audio", "testtone",
+            "--peer", "127.0.0.1:\(receiverPort)", "--audio-peer", "127.0.0.1:\(relayPort + 2)", "--srtp-key", key,
+            "--duration", "8", "--stats-json", txJSON,
+        ], in: dir, name: "sender")
+        #expect(sender.wait(timeout: 25) == 0, "sender: \(sender.stderr)")
+        #expect(receiver.wait(timeout: 10) == 0, "receiver: \(receiver.stderr)")
+        relay.stop()
+        let levels = try String(contentsOfFile: txJSON, encoding: .utf8).split(separator: "\n").compactMap { line -> Int? in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+            return (object["audio_fec_loss_pct"] as? NSNumber)?.intValue
+        }
+        #expect(levels.first == 5, "before any report: \(levels)")
+        #expect(levels.last.map(expected.contains) == true, "levels \(levels); relay lost \(relay.toReceiver.int("lost"))")
+    }
 }
