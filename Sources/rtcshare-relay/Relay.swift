@@ -32,7 +32,8 @@ final class Relay: Sendable {
         var s: [Stream] = []
         for pair in pairs {
             let front = try UDPSocket(bindingTo: pair.listen, sendBufferBytes: 4 << 20)
-            let back = try UDPSocket(bindingTo: SocketAddress(parsingBindAddress: "127.0.0.1:0"), sendBufferBytes: 4 << 20)
+            // From the receiver's own address: a receiver bound to one address answers from it.
+            let back = try UDPSocket(bindingTo: SocketAddress(parsingBindAddress: "\(pair.forward.host):0"), sendBufferBytes: 4 << 20)
             s.append(Stream(front: front, back: back, receiver: pair.forward))
         }
         streams = s

@@ -4,7 +4,7 @@ import RTCShareCore
 import RTCShareImpairment
 import RTCShareIO
 
-/// `rtcshare-relay`: a UDP relay on loopback that impairs what crosses it, both ways, seeded and
+/// `rtcshare-relay`: a UDP relay on this host that impairs what crosses it, both ways, seeded and
 /// repeatable — loss (random and bursty), delay, jitter, reordering, duplication, a bandwidth
 /// cap with a bounded queue. The model is `ImpairedPath` (sans-IO); this is its socket edge.
 @main
@@ -18,7 +18,8 @@ struct RelayCommand: ParsableCommand {
             --forward several times for several streams (video, audio), paired in order. Impairment \
             options without a prefix act towards the receiver; the same with --back- towards the sender. \
             On SIGINT, SIGTERM or after --duration it prints one JSON line of statistics per direction \
-            ("to-receiver", "to-sender") on stdout. Only 127.0.0.0/8 addresses are accepted.
+            ("to-receiver", "to-sender") on stdout. Only numeric addresses of this host are accepted: \
+            127.0.0.0/8, or one assigned to an interface here (inside a network namespace, its own).
             """)
 
     @Option(name: .customLong("listen"), help: ArgumentHelp("Where the sender sends (repeatable).", valueName: "127.0.0.1:port"))
@@ -90,20 +91,21 @@ struct RelayCommand: ParsableCommand {
         return try p.validated()
     }
 
-    /// A numeric loopback address, or one line saying why not.
+    /// A numeric IPv4 address of this host — loopback, or assigned to one of its interfaces (in a
+    /// network namespace, the namespace's) — or one line saying why not. Nothing the relay sends
+    /// can leave the host.
     static func loopback(_ text: String, option: String) throws(ImpairmentError) -> SocketAddress {
+        let refused = ImpairmentError("--\(option) \(text): only numeric addresses of this host are accepted "
+                                      + "(127.0.0.0/8 or one assigned to an interface here)")
         // Checked before parsing, so a name is never looked up.
         let host = text.split(separator: ":", maxSplits: 1).first ?? ""
-        guard host.hasPrefix("127."), host.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }) else {
-            throw ImpairmentError("--\(option) \(text): only numeric 127.0.0.0/8 addresses are accepted")
-        }
+        guard !host.isEmpty, host.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }) else { throw refused }
         let address: SocketAddress
         do { address = try SocketAddress(parsing: text) } catch {
             throw ImpairmentError("--\(option) \(text): \(error)")
         }
-        guard let v4 = address.ipv4, v4 >> 24 == 127 else {
-            throw ImpairmentError("--\(option) \(text): only numeric 127.0.0.0/8 addresses are accepted")
-        }
+        let here = SocketAddress.interfaceAddresses(port: 0).compactMap(\.ipv4)
+        guard let v4 = address.ipv4, v4 >> 24 == 127 || here.contains(v4) else { throw refused }
         return address
     }
 

@@ -17,11 +17,18 @@ final class ImpairmentRelay {
     }
 
     /// `front` → `receiverPort` on 127.0.0.1, impaired by `options` (rtcshare-relay's own).
-    init(front: Int, receiverPort: Int, options: [String], in dir: URL, name: String = "relay") throws {
-        self.front = front
-        process = try BackgroundProcess(Self.executable, [
-            "--listen", "127.0.0.1:\(front)", "--forward", "127.0.0.1:\(receiverPort)",
-        ] + options, in: dir, name: name)
+    convenience init(front: Int, receiverPort: Int, options: [String], in dir: URL, name: String = "relay") throws {
+        try self.init(listen: "127.0.0.1:\(front)", forward: "127.0.0.1:\(receiverPort)", options: options,
+                      in: dir, name: name)
+    }
+
+    /// `listen` → `forward` (host:port of this host), started through `launch` (a network
+    /// namespace's `ip netns exec`, say).
+    init(listen: String, forward: String, options: [String], in dir: URL, name: String = "relay",
+         launch: (String, [String]) -> (String, [String]) = { ($0, $1) }) throws {
+        front = Int(listen.split(separator: ":").last ?? "") ?? 0
+        let (exe, args) = launch(Self.executable, ["--listen", listen, "--forward", forward] + options)
+        process = try BackgroundProcess(exe, args, in: dir, name: name)
         guard process.waitForOutput(containing: "relaying", timeout: 10) else {
             throw RelayError(message: "rtcshare-relay did not start: \(process.stderr)")
         }

@@ -15,7 +15,8 @@ Frame marker (DESIGN.md "The test source and its frame marker"): two rows of 32 
 MSB first; a block is 1 when its mean luma is over 128 (the same reader as whip_server.py).
 
 The summary: video_frames, markers_read, first_counter / last_counter (of readable markers),
-counters and capture times (µs, marker row 2; up to 4000), sizes, audio_frames, the publisher's feed, Janus's subscribe offer and
+counters and capture times (µs, marker row 2; up to 4000), the longest gap between two decoded
+frames and each gap over 200 ms (frame_gaps.py), sizes, audio_frames, the publisher's feed, Janus's subscribe offer and
 aiortc's answer, and an error if something failed.
 """
 
@@ -31,7 +32,8 @@ import uuid
 import aiohttp
 from aiortc import RTCPeerConnection, RTCSessionDescription
 
-from frame_marker import read_marker  # beside this script, on its sys.path
+from frame_gaps import FrameGaps  # beside this script, on its sys.path
+from frame_marker import read_marker
 from aiortc.mediastreams import MediaStreamError
 
 log = logging.getLogger("janus-sub")
@@ -77,6 +79,8 @@ async def main():
 
     asyncio.ensure_future(watch_parent(os.getppid()))
 
+    gaps = FrameGaps()
+
     async def consume(track):
         try:
             while True:
@@ -84,6 +88,8 @@ async def main():
                 s["last_frame_at"] = loop.time()
                 if track.kind == "video":
                     s["video_frames"] += 1
+                    gaps.frame()
+                    s.update(gaps.summary())
                     size = f"{frame.width}x{frame.height}"
                     s["sizes"][size] = s["sizes"].get(size, 0) + 1
                     marker = read_marker(frame)

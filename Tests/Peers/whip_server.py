@@ -64,7 +64,8 @@ import aioice.ice
 from aiohttp import web
 from aiortc import RTCPeerConnection, RTCRtpReceiver, RTCSessionDescription
 
-from frame_marker import read_marker  # beside this script, on its sys.path
+from frame_gaps import FrameGaps  # beside this script, on its sys.path
+from frame_marker import read_marker
 from aiortc.mediastreams import MediaStreamError
 
 
@@ -88,7 +89,7 @@ class State:
         own = s["by_session"].setdefault(sid, {"video_frames": 0, "sizes": {}, "markers_read": 0, "markers": [],
                                                        "codec": codec, "longest_gap_ms": None,
                                                        "gaps_over_200ms": []})
-        first = last = None
+        gaps = FrameGaps()
         try:
             while True:
                 frame = await track.recv()
@@ -96,15 +97,8 @@ class State:
                     s["video_frames"] += 1
                     own["video_frames"] += 1
                     # The longest wait between two decoded frames after the first: a freeze.
-                    # Each gap over 200 ms with when it ended (s after the first frame), the first 100.
-                    now = time.monotonic()
-                    if last is not None:
-                        gap = round((now - last) * 1000, 1)
-                        own["longest_gap_ms"] = max(own["longest_gap_ms"] or 0, gap)
-                        if gap > 200 and len(own["gaps_over_200ms"]) < 100:
-                            own["gaps_over_200ms"].append([round(now - first, 2), gap])
-                    first = first or now
-                    last = now
+                    gaps.frame()
+                    own.update(gaps.summary())
                     size = f"{frame.width}x{frame.height}"
                     s["sizes"][size] = s["sizes"].get(size, 0) + 1
                     own["sizes"][size] = own["sizes"].get(size, 0) + 1
