@@ -25,7 +25,8 @@
 //    path's rate, an encoder spending more than asked) and then stays full has a high, flat
 //    delay — no gradient for the trendline. Every packet of the last
 //    `standingQueueHoldMicroseconds` (of arrival time) queued more than
-//    `AIMDRateControl.standingQueueMicroseconds` while the detector says normal → overuse,
+//    `AIMDRateControl.standingQueueMicroseconds`, and the queue did not fall by more than
+//    `drainingMarginMicroseconds` meanwhile, while the detector says normal → overuse,
 //    counted from the estimate itself (the acknowledged rate is the path's, and the sender is
 //    already above it); the next such verdict only after another hold, so a cut has time to show.
 //
@@ -51,6 +52,8 @@ public struct DelayBasedEstimator: Sendable {
     public private(set) var modifiedTrend = 0.0
     /// How long a standing queue must last to count as overuse.
     public static let standingQueueHoldMicroseconds: Int64 = 300_000
+    /// A standing queue that fell by more than this since its hold began is draining.
+    public static let drainingMarginMicroseconds: Int64 = 10_000
     /// Overuse verdicts that came from a standing queue.
     public private(set) var standingQueueOveruses = 0
 
@@ -82,6 +85,7 @@ public struct DelayBasedEstimator: Sendable {
     private var lastOneWay: Int64?
     // Standing queue: since when (arrival time) every packet queued above the threshold.
     private var standingSince: Int64?
+    private var standingLevel: Int64 = 0
     private var newestArrival: Int64?
 
     public init(startKbps: Int, minimumKbps: Int = 100, maximumKbps: Int) {
@@ -136,6 +140,7 @@ public struct DelayBasedEstimator: Sendable {
            newest - since >= Self.standingQueueHoldMicroseconds {
             verdict = .overusing
             standingSince = newest
+            standingLevel = queueingMicroseconds
             overuses += 1
             standingQueueOveruses += 1
         }
@@ -146,10 +151,14 @@ public struct DelayBasedEstimator: Sendable {
 
     private mutating func noteStandingQueue(at arrivedAt: Int64) {
         newestArrival = max(newestArrival ?? arrivedAt, arrivedAt)
-        if queueingMicroseconds > AIMDRateControl.standingQueueMicroseconds {
-            if standingSince == nil { standingSince = arrivedAt }
-        } else {
+        let queueing = queueingMicroseconds
+        if queueing <= AIMDRateControl.standingQueueMicroseconds {
             standingSince = nil
+        } else if standingSince == nil || queueing + Self.drainingMarginMicroseconds < standingLevel {
+            // A queue that drains (after a cut, or as a burst leaves) is not standing: the hold
+            // starts again from where it is now.
+            standingSince = arrivedAt
+            standingLevel = queueing
         }
     }
 

@@ -158,6 +158,9 @@ struct ReceiveCommand: CommandLineCommand {
                 }
             }
             configuration = ReceiveConfiguration(videoListen: address, protection: key)
+            // Without an SDP the wire is `rtcshare --peer`'s: its transport-wide sequence
+            // numbers too, so arrivals go back and the sender's delay-based rate control runs.
+            configuration.transportSequenceID = PeerConfiguration.transportSequenceID
         }
         if let audioListen {
             do { configuration.audioListen = try SocketAddress(parsing: audioListen) } catch {

@@ -204,8 +204,8 @@ import Testing
         let offered = sim.forward.bottleneckOffered, dropped = sim.forward.bottleneckDropped
         #expect(dropped * 100 < offered * 2, "bottleneck dropped \(dropped) of \(offered)")
         // The model's keyframes (3 × 1.6 frames) sent on a full link still wait a while; the
-        // queue must not stand.
-        #expect(sim.forward.meanQueueingDelay < .milliseconds(50), "mean queueing \(sim.forward.meanQueueingDelay)")
+        // queue must not stand (it stood at 128 ms on average, up to 368 ms, before).
+        #expect(sim.forward.meanQueueingDelay < .milliseconds(75), "mean queueing \(sim.forward.meanQueueingDelay)")
         #expect(sim.forward.maxQueueingDelay < .milliseconds(300), "queueing up to \(sim.forward.maxQueueingDelay)")
         let late = sim.targets.filter { $0.0 >= .seconds(10) }.map(\.1) + [sim.rate.targetKbps]
         #expect(late.min()! >= 200, "targets after 10 s: \(late.min()!)...\(late.max()!)")
