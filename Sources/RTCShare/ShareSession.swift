@@ -178,8 +178,9 @@ public final class ShareSession: Sendable {
         // The video bitrate: the configured one (or the host's), lowered by the delay-based
         // estimate, REMB and loss. The sinks pace by it; the encoder is asked for it less what
         // the transport adds (`EncoderBitrate`, measured every second), and reconfigured when that moved by 2 % or more (the delay-based estimate
-        // moves a little with every feedback); the frame rate gives way first when the ask is
-        // short and the encoder spends it (`ScreenFrameRate`, looked at every second).
+        // moves a little with every feedback); the frame rate gives way first when the target
+        // is short and the encoder spends it (`ScreenFrameRate`, looked at every second, on the
+        // target as before: asked against the smaller ask it gave up frames on paths with room).
         var rate = SendBitrateController(maximumKbps: configuration.bitrateKbps)
         var encoderBitrate = EncoderBitrate()
         stats.targetBitrateKbps = rate.targetKbps
@@ -193,11 +194,14 @@ public final class ShareSession: Sendable {
         var encodedBeforeKbps = 0
         var encodedBytesAtLastSecond: UInt64 = 0
         var sentBytesAtLastSecond: UInt64? = nil
-        var askAtLastSecond = stats.encoderBitrateKbps
+        var targetAtLastSecond = rate.targetKbps
+        // The target at the encoder's last change: a change the target did not cause (the
+        // overhead measured) is not counted as one.
+        var targetAtLastChange = rate.targetKbps
         func updateFrameRate() {
             pacer.setFramesPerSecond(min(ScreenFrameRate.next(
                 current: pacer.framesPerSecond, encodedKbps: encodedKbps, encodedBeforeKbps: encodedBeforeKbps,
-                targetKbps: stats.encoderBitrateKbps,
+                targetKbps: rate.targetKbps,
                 configuredKbps: rate.maximumKbps, width: output.width, height: output.height,
                 configured: configuration.framesPerSecond), governor?.frameRateCap ?? Int.max))
             stats.targetFramesPerSecond = pacer.framesPerSecond
@@ -214,7 +218,8 @@ public final class ShareSession: Sendable {
             guard ask != current, abs(ask - current) * 50 >= current || kbps == rate.maximumKbps else { return }
             do { try encoder!.setBitrate(kbps: ask) } catch { throw .pipeline("bitrate \(ask) kbit/s: \(error)") }
             stats.encoderBitrateKbps = ask
-            stats.bitrateChanges += 1
+            if kbps != targetAtLastChange { stats.bitrateChanges += 1 }
+            targetAtLastChange = kbps
         }
         var nextProgress = startedAt + .seconds(1)
         onEvent(.started)
@@ -418,9 +423,10 @@ public final class ShareSession: Sendable {
                 }
                 if now >= nextProgress {
                     nextProgress = nextProgress + .seconds(1)
-                    // A second made at an ask 15 % higher or more says nothing of this one.
-                    let askFell = stats.encoderBitrateKbps * 100 < askAtLastSecond * 85
-                    encodedBeforeKbps = askFell ? 0 : encodedKbps
+                    // A second made at a target 15 % higher or more says nothing of this one.
+                    let targetFell = rate.targetKbps * 100 < targetAtLastSecond * 85
+                    targetAtLastSecond = rate.targetKbps
+                    encodedBeforeKbps = targetFell ? 0 : encodedKbps
                     encodedKbps = Int((stats.encodedBytes - encodedBytesAtLastSecond) * 8 / 1000)
                     encodedBytesAtLastSecond = stats.encodedBytes
                     let sentBytes = sinks.lazy.compactMap { $0.transportStats }.first?.bytesSent
@@ -429,7 +435,6 @@ public final class ShareSession: Sendable {
                     sentBytesAtLastSecond = sentBytes
                     encoderBitrate.second(encodedKbps: encodedKbps, sentKbps: sentKbps)
                     try applyRate(at: now)
-                    askAtLastSecond = stats.encoderBitrateKbps
                     updateFrameRate()
                     let resident = PeakMemory.currentResidentBytes()
                     if let step = governor?.sample(residentBytes: resident, at: now) {
