@@ -82,10 +82,14 @@ public struct ShareStats: Sendable, Equatable {
     /// The packet loss the Opus encoder prepares for (in-band FEC), percent, from the receiver's reports.
     public var audioExpectedLossPercent = 0
     public var sourceRestarts = 0
-    /// The video bitrate the encoder runs at now (kbit/s), and how often it changed (REMB,
-    /// loss, the host).
+    /// The video bitrate congestion control allows now (kbit/s, for everything on the wire:
+    /// the pacer runs at it), and how often the encoder's bitrate changed (delay, REMB, loss,
+    /// the host, the transport's overhead).
     public var targetBitrateKbps = 0
     public var bitrateChanges = 0
+    /// What the encoder is asked for (kbit/s): the target less what the transport adds
+    /// (`EncoderBitrate`).
+    public var encoderBitrateKbps = 0
     /// The frame rate in force: the configured one, lower while the bitrate is short
     /// (`ScreenFrameRate`).
     public var targetFramesPerSecond = 0

@@ -177,20 +177,28 @@ public final class ShareSession: Sendable {
         stats.videoCodec = codec
         stats.audioExpectedLossPercent = audio?.expectedLossPercent ?? 0
         // The video bitrate: the configured one (or the host's), lowered by the delay-based
-        // estimate, REMB and loss. The sinks pace by it; the frame rate gives way first when it
-        // is short and the encoder spends it (`ScreenFrameRate`, looked at every second); the
-        // encoder is reconfigured when it moved by 2 % or more (the delay-based estimate moves a
-        // little with every feedback).
+        // estimate, REMB and loss. The sinks pace by it; the encoder is asked for it less what
+        // the transport adds (`EncoderBitrate`, measured every second), and reconfigured when that moved by 2 % or more (the delay-based estimate
+        // moves a little with every feedback); the frame rate gives way first when the target
+        // is short and the encoder spends it (`ScreenFrameRate`, looked at every second, on the
+        // target as before: asked against the smaller ask it gave up frames on paths with room).
         var rate = SendBitrateController(maximumKbps: configuration.bitrateKbps)
+        var encoderBitrate = EncoderBitrate()
         stats.targetBitrateKbps = rate.targetKbps
+        stats.encoderBitrateKbps = rate.targetKbps
         stats.targetFramesPerSecond = pacer.framesPerSecond
         var sinksKbps = rate.targetKbps
         for sink in sinks { sink.targetBitrateChanged(kbps: sinksKbps, maximumKbps: rate.maximumKbps, at: startedAt) }
-        // What the encoder made in the last two seconds (kbit/s), for the frame-rate rule.
+        // What the encoder made in the last two seconds (kbit/s), for the frame-rate rule; what
+        // went on the wire in the last second.
         var encodedKbps = 0
         var encodedBeforeKbps = 0
         var encodedBytesAtLastSecond: UInt64 = 0
+        var sentBytesAtLastSecond: UInt64? = nil
         var targetAtLastSecond = rate.targetKbps
+        // The target at the encoder's last change: a change the target did not cause (the
+        // overhead measured) is not counted as one.
+        var targetAtLastChange = rate.targetKbps
         func updateFrameRate() {
             pacer.setFramesPerSecond(min(ScreenFrameRate.next(
                 current: pacer.framesPerSecond, encodedKbps: encodedKbps, encodedBeforeKbps: encodedBeforeKbps,
@@ -201,14 +209,18 @@ public final class ShareSession: Sendable {
         }
         func applyRate(at now: MediaTime) throws(ShareError) {
             let kbps = rate.targetKbps
-            guard kbps != sinksKbps else { return }
-            sinksKbps = kbps
-            for sink in sinks { sink.targetBitrateChanged(kbps: kbps, maximumKbps: rate.maximumKbps, at: now) }
-            let current = stats.targetBitrateKbps
-            guard abs(kbps - current) * 50 >= current || kbps == rate.maximumKbps else { return }
-            do { try encoder!.setBitrate(kbps: kbps) } catch { throw .pipeline("bitrate \(kbps) kbit/s: \(error)") }
-            stats.targetBitrateKbps = kbps
-            stats.bitrateChanges += 1
+            if kbps != sinksKbps {
+                sinksKbps = kbps
+                stats.targetBitrateKbps = kbps
+                for sink in sinks { sink.targetBitrateChanged(kbps: kbps, maximumKbps: rate.maximumKbps, at: now) }
+            }
+            let ask = encoderBitrate.askKbps(target: kbps)
+            let current = stats.encoderBitrateKbps
+            guard ask != current, abs(ask - current) * 50 >= current || kbps == rate.maximumKbps else { return }
+            do { try encoder!.setBitrate(kbps: ask) } catch { throw .pipeline("bitrate \(ask) kbit/s: \(error)") }
+            stats.encoderBitrateKbps = ask
+            if kbps != targetAtLastChange { stats.bitrateChanges += 1 }
+            targetAtLastChange = kbps
         }
         var nextProgress = startedAt + .seconds(1)
         onEvent(.started)
@@ -422,6 +434,12 @@ public final class ShareSession: Sendable {
                     encodedBeforeKbps = targetFell ? 0 : encodedKbps
                     encodedKbps = Int((stats.encodedBytes - encodedBytesAtLastSecond) * 8 / 1000)
                     encodedBytesAtLastSecond = stats.encodedBytes
+                    let sentBytes = sinks.lazy.compactMap { $0.transportStats }.first?.bytesSent
+                    var sentKbps: Int? = nil
+                    if let sentBytes, let before = sentBytesAtLastSecond { sentKbps = Int((sentBytes &- before) * 8 / 1000) }
+                    sentBytesAtLastSecond = sentBytes
+                    encoderBitrate.second(encodedKbps: encodedKbps, sentKbps: sentKbps)
+                    try applyRate(at: now)
                     updateFrameRate()
                     let resident = PeakMemory.currentResidentBytes()
                     if let step = governor?.sample(residentBytes: resident, at: now) {
@@ -435,8 +453,8 @@ public final class ShareSession: Sendable {
                             _ = ccore_release_free_heap()  // its pages back to the system, not kept by malloc
                             encoder = try makeEncoder(codec, size)
                             output = size
-                            do { try encoder!.setBitrate(kbps: stats.targetBitrateKbps) } catch {
-                                throw .pipeline("bitrate \(stats.targetBitrateKbps) kbit/s: \(error)")
+                            do { try encoder!.setBitrate(kbps: stats.encoderBitrateKbps) } catch {
+                                throw .pipeline("bitrate \(stats.encoderBitrateKbps) kbit/s: \(error)")
                             }
                             inputGeneration = -1
                         case .exhausted:

@@ -41,13 +41,15 @@ extension VP8Encoder {
         /// repeats PLIs, or many receivers behind an SFU, cannot make every frame a keyframe.
         public var minimumKeyframeRequestIntervalMicroseconds: Int64 = 500_000
         /// Largest keyframe as a percentage of the average frame at the target rate
-        /// (`VP8E_SET_MAX_INTRA_BITRATE_PCT`); caps the burst a keyframe puts on the link.
-        /// 0: no cap.
-        public var maxKeyframeSizePercent: Int = 900
+        /// (`VP8E_SET_MAX_INTRA_BITRATE_PCT`); caps the burst a keyframe puts on the link: 300 %
+        /// is 150 ms of the target at 20 fps, inside a shallow bottleneck queue. 0: no cap.
+        public var maxKeyframeSizePercent: Int = 300
 
-        /// Quantizer range, 0 (best) ... 63 (worst).
+        /// Quantizer range, 0 (best) ... 63 (worst). The whole range up: busy content on a thin
+        /// path is better coarse than dropped (at 56, 720p moving content at 1 Mbit/s overshot
+        /// its target and the encoder dropped frames to pay it back).
         public var minQuantizer: Int = 2
-        public var maxQuantizer: Int = 56
+        public var maxQuantizer: Int = 63
         /// Rate-control buffer in milliseconds of data at the target rate: its size, the level
         /// it starts at and the level it aims for. Short, so a burst is paid back within about
         /// a second instead of building queueing delay.

@@ -8,7 +8,11 @@ import Glibc
 //   per round trip (10...200 ms): the queue needs that long to show the cut. Then hold. When the
 //   queue is already long (queueing delay above 50 ms), the cut is deeper, down to half the
 //   acknowledged rate for a half-second queue, so it drains within a couple of seconds.
+//   A standing queue (`DelayBasedEstimator`: high and flat, the sender above the path's rate
+//   for long) is cut from the estimate itself when that is below the acknowledged rate: the
+//   acknowledged rate is then the path's capacity, which is what keeps the queue full.
 // - Underuse (the queue drains) → hold: sending more now would refill it.
+// - Normal with a queue above `standingQueueMicroseconds` → hold: growing would only fill it.
 // - Normal → increase: multiplicatively (8 % a second) while far from the rate the path last
 //   congested at, additively (about one packet per response time, round trip + 100 ms) near it.
 //   "Near" is within three deviations of the average acknowledged rate at past decreases
@@ -25,6 +29,8 @@ public struct AIMDRateControl: Sendable, Equatable {
 
     public static let decreaseFactor = 0.85
     public static let multiplicativeGrowthPerSecond = 1.08
+    /// A queue longer than this (µs) is not grown into.
+    public static let standingQueueMicroseconds: Int64 = 40_000
 
     public private(set) var bitsPerSecond: Double
     public private(set) var state = State.increase
@@ -45,14 +51,20 @@ public struct AIMDRateControl: Sendable, Equatable {
     public var isNearCapacity: Bool { capacity.average != nil }
 
     /// One feedback's verdict at `now` (µs); `acknowledged` is the receiver's rate (bit/s) if
-    /// known, `roundTrip` the last measured (µs). Returns the estimate.
+    /// known, `roundTrip` the last measured (µs), `queueing` the queue's delay now (µs);
+    /// `standing`: the overuse is a standing queue's. Returns the estimate.
     @discardableResult
     public mutating func update(_ signal: Signal, acknowledged: Double?, roundTrip: Int64?, queueing: Int64 = 0,
-                                now: Int64) -> Double {
+                                standing: Bool = false, now: Int64) -> Double {
         switch signal {
         case .overusing: state = .decrease
         case .underusing: state = .hold
-        case .normal: if state == .hold || state == .decrease { state = .increase }
+        case .normal:
+            if queueing > Self.standingQueueMicroseconds {
+                state = .hold
+            } else if state == .hold || state == .decrease {
+                state = .increase
+            }
         }
         let since = lastChange.map { now - $0 } ?? 0
         switch state {
@@ -75,7 +87,7 @@ public struct AIMDRateControl: Sendable, Equatable {
         case .decrease:
             let interval = min(max(roundTrip ?? 200_000, 10_000), 200_000)
             guard lastChange == nil || since >= interval || decreases == 0 else { break }
-            let base = acknowledged ?? bitsPerSecond
+            let base = standing ? min(acknowledged ?? bitsPerSecond, bitsPerSecond) : acknowledged ?? bitsPerSecond
             let drain = max(0.5, 1 - Double(max(queueing - 50_000, 0)) / 500_000)
             bitsPerSecond = min(Self.decreaseFactor * drain * base, bitsPerSecond)
             if let acknowledged {

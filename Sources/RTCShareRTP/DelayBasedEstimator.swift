@@ -21,6 +21,14 @@
 //    time, two clocks, so only its changes mean anything) above the least seen in the last
 //    10 s, and a long queue deepens the cut (`AIMDRateControl`), since the gradient alone only
 //    says the queue grows, not how much of it there is.
+// 5. A standing queue is overuse too: a queue that filled slowly (a sender a little over the
+//    path's rate, an encoder spending more than asked) and then stays full has a high, flat
+//    delay — no gradient for the trendline. Every packet of the last
+//    `standingQueueHoldMicroseconds` (of arrival time) queued more than
+//    `AIMDRateControl.standingQueueMicroseconds`, and the queue did not fall by more than
+//    `drainingMarginMicroseconds` meanwhile, while the detector says normal → overuse,
+//    counted from the estimate itself (the acknowledged rate is the path's, and the sender is
+//    already above it); the next such verdict only after another hold, so a cut has time to show.
 //
 // Invariants: fixed memory (a 20-entry window); no clock (times passed in: send times on our
 // clock, arrival times on the receiver's, only differences used); nothing allocates.
@@ -42,6 +50,12 @@ public struct DelayBasedEstimator: Sendable {
     /// The adaptive threshold (ms) and the last scaled trend compared with it.
     public private(set) var threshold = 12.5
     public private(set) var modifiedTrend = 0.0
+    /// How long a standing queue must last to count as overuse.
+    public static let standingQueueHoldMicroseconds: Int64 = 300_000
+    /// A standing queue that fell by more than this since its hold began is draining.
+    public static let drainingMarginMicroseconds: Int64 = 10_000
+    /// Overuse verdicts that came from a standing queue.
+    public private(set) var standingQueueOveruses = 0
 
     private struct Group {
         var firstSent: Int64
@@ -69,6 +83,10 @@ public struct DelayBasedEstimator: Sendable {
     private var floorBefore: Int64?
     private var floorPeriodStart: Int64?
     private var lastOneWay: Int64?
+    // Standing queue: since when (arrival time) every packet queued above the threshold.
+    private var standingSince: Int64?
+    private var standingLevel: Int64 = 0
+    private var newestArrival: Int64?
 
     public init(startKbps: Int, minimumKbps: Int = 100, maximumKbps: Int) {
         rate = AIMDRateControl(startBitsPerSecond: Double(startKbps) * 1000,
@@ -89,6 +107,7 @@ public struct DelayBasedEstimator: Sendable {
     public mutating func packetReceived(sentAt: Int64, arrivedAt: Int64, bytes: Int) {
         acknowledged.received(bytes: bytes, at: arrivedAt)
         noteOneWay(arrivedAt - sentAt, at: sentAt)
+        noteStandingQueue(at: arrivedAt)
         guard var group = current else {
             current = Group(firstSent: sentAt, lastSent: sentAt, lastArrival: arrivedAt)
             return
@@ -116,9 +135,31 @@ public struct DelayBasedEstimator: Sendable {
     /// Returns the estimate in kbit/s.
     @discardableResult
     public mutating func feedbackProcessed(now: Int64, roundTrip: Int64?) -> Int {
-        rate.update(signal, acknowledged: acknowledged.bitsPerSecond, roundTrip: roundTrip,
-                    queueing: queueingMicroseconds, now: now)
+        var verdict = signal
+        if signal == .normal, let since = standingSince, let newest = newestArrival,
+           newest - since >= Self.standingQueueHoldMicroseconds {
+            verdict = .overusing
+            standingSince = newest
+            standingLevel = queueingMicroseconds
+            overuses += 1
+            standingQueueOveruses += 1
+        }
+        rate.update(verdict, acknowledged: acknowledged.bitsPerSecond, roundTrip: roundTrip,
+                    queueing: queueingMicroseconds, standing: verdict != signal, now: now)
         return estimateKbps
+    }
+
+    private mutating func noteStandingQueue(at arrivedAt: Int64) {
+        newestArrival = max(newestArrival ?? arrivedAt, arrivedAt)
+        let queueing = queueingMicroseconds
+        if queueing <= AIMDRateControl.standingQueueMicroseconds {
+            standingSince = nil
+        } else if standingSince == nil || queueing + Self.drainingMarginMicroseconds < standingLevel {
+            // A queue that drains (after a cut, or as a burst leaves) is not standing: the hold
+            // starts again from where it is now.
+            standingSince = arrivedAt
+            standingLevel = queueing
+        }
     }
 
     /// The newest packet's one-way delay above the floor: the queue on the path (µs).

@@ -83,7 +83,7 @@ final class Log: @unchecked Sendable {
         if statsFile >= 0 {
             var json = "{\"t\":\(String(format1: Double(p.stats.elapsed.microseconds) / 1_000_000))"
                 + ",\"codec\":\"\(p.stats.videoCodec.rawValue)\",\"frames\":\(p.stats.encodedFrames),\"fps\":\(String(format1: fps)),\"kbps\":\(kbps)"
-                + ",\"target_kbps\":\(p.stats.targetBitrateKbps),\"target_fps\":\(p.stats.targetFramesPerSecond)"
+                + ",\"target_kbps\":\(p.stats.targetBitrateKbps),\"encoder_kbps\":\(p.stats.encoderBitrateKbps),\"target_fps\":\(p.stats.targetFramesPerSecond)"
                 + ",\"keyframes\":\(p.stats.keyframes),\"repeats\":\(p.stats.repeatedFrames),\"wakeups\":\(p.stats.wakeups)"
                 + ",\"source_frames\":\(p.stats.sourceFrames),\"restarts\":\(p.stats.sourceRestarts)"
                 + ",\"audio_packets\":\(p.stats.audioPackets),\"audio_fec_loss_pct\":\(p.stats.audioExpectedLossPercent)"

@@ -168,6 +168,9 @@ struct ReceiveCommand: CommandLineCommand {
                 }
             }
             configuration = ReceiveConfiguration(videoListen: address, protection: key)
+            // Without an SDP the wire is `rtcshare --peer`'s: its transport-wide sequence
+            // numbers too, so arrivals go back and the sender's delay-based rate control runs.
+            configuration.transportSequenceID = PeerConfiguration.transportSequenceID
             if let codec = codec.flatMap(VideoCodec.init(rawValue:)), codec == .h264 {
                 configuration.videoCodec = .h264
                 configuration.videoPayloadType = PeerConfiguration.h264PayloadType

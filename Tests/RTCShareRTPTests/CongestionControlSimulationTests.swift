@@ -40,6 +40,8 @@ import Testing
         var nextREMB: MediaTime
         /// (time since start, target kbit/s) at every change.
         var targets: [(MediaDuration, Int)] = []
+        /// What the model encoder spends for each bit it is asked for (1: exactly the target).
+        var encoderOvershoot = 1.0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
         let frameBytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         let budget: MemoryBudget
@@ -83,7 +85,8 @@ import Testing
             while elapsed < end {
                 if now >= nextFrame {
                     let keyframe = frameIndex % 60 == 0
-                    let size = min(rate.targetKbps * 1000 / 8 / 20 * (keyframe ? 3 : 1), frameBytes.count)
+                    let kbps = Int(Double(rate.targetKbps) * encoderOvershoot)
+                    let size = min(kbps * 1000 / 8 / 20 * (keyframe ? 3 : 1), frameBytes.count)
                     frameBytes[0] = keyframe ? 0x00 : 0x01  // VP8 payload header: P bit clear on a keyframe
                     try sender.sendVideo(UnsafeRawBufferPointer(rebasing: frameBytes[0..<max(size, 100)]),
                                          mediaTimestamp: UInt32(truncatingIfNeeded: frameIndex * 4500), orientation: .up,
@@ -177,6 +180,35 @@ import Testing
         let offered = sim.forward.bottleneckOffered, dropped = sim.forward.bottleneckDropped
         #expect(dropped * 100 < offered * 2, "bottleneck dropped \(dropped) of \(offered)")
         #expect(sim.forward.maxQueueingDelay < .milliseconds(150), "queueing up to \(sim.forward.maxQueueingDelay)")
+    }
+
+    @Test func aQueueKeptFullByAnOvershootingEncoderIsDrained() throws {
+        // An encoder that spends 60 % more than it is asked (busy content at its coarsest
+        // quantizer), through a one-second queue: after a cut to 0.85 × what arrives it still
+        // sends more than the path carries, the queue fills and then stands high and flat — no
+        // gradient for the trendline, so the estimate used to climb again on a full queue. A
+        // standing queue must be cut until it drains, and growth must wait while it stands.
+        let deep = LossyLink<[UInt8]>.Bottleneck(bitsPerSecond: 1_000_000, queueBytes: 125_000)
+        let sim = try Simulation(feedback: .transportWide, bottleneck: deep, seed: 7)
+        sim.encoderOvershoot = 1.6
+        try sim.run(until: .seconds(3))
+        let under = try #require(sim.firstTarget(below: 1000), "targets \(sim.targets.suffix(10))")
+        #expect(under <= .seconds(3))
+        try sim.run(until: .seconds(10))
+        sim.forward.bottleneckOffered = 0
+        sim.forward.bottleneckDropped = 0
+        sim.forward.maxQueueingDelay = .zero
+        sim.forward.queuedDatagrams = 0
+        sim.forward.totalQueueingDelay = .zero
+        try sim.run(until: .seconds(40))
+        let offered = sim.forward.bottleneckOffered, dropped = sim.forward.bottleneckDropped
+        #expect(dropped * 100 < offered * 2, "bottleneck dropped \(dropped) of \(offered)")
+        // The model's keyframes (3 × 1.6 frames) sent on a full link still wait a while; the
+        // queue must not stand (it stood at 128 ms on average, up to 368 ms, before).
+        #expect(sim.forward.meanQueueingDelay < .milliseconds(75), "mean queueing \(sim.forward.meanQueueingDelay)")
+        #expect(sim.forward.maxQueueingDelay < .milliseconds(300), "queueing up to \(sim.forward.maxQueueingDelay)")
+        let late = sim.targets.filter { $0.0 >= .seconds(10) }.map(\.1) + [sim.rate.targetKbps]
+        #expect(late.min()! >= 200, "targets after 10 s: \(late.min()!)...\(late.max()!)")
     }
 
     @Test func theEstimateRecoversWhenTheCapIsLifted() throws {

@@ -51,6 +51,10 @@ public struct LossyLink<Payload> {
     public var bottleneckOffered = 0
     public var bottleneckDropped = 0
     public var maxQueueingDelay = MediaDuration.zero
+    /// Datagrams that went through the bottleneck's queue, and their waits added up (their
+    /// mean is how long the queue stood, where the longest wait is only its worst moment).
+    public var queuedDatagrams = 0
+    public var totalQueueingDelay = MediaDuration.zero
     private var random: SeededRandom
     private var inFlight: [(at: MediaTime, payload: Payload)] = []
     /// When the queue has serialized what it holds, and what it holds (departure, bytes).
@@ -115,10 +119,17 @@ public struct LossyLink<Payload> {
         }
         let leaves = start + .microseconds(Int64(bytes) * 8 * 1_000_000 / Int64(max(cap.bitsPerSecond, 1)))
         maxQueueingDelay = max(maxQueueingDelay, leaves - now)
+        queuedDatagrams += 1
+        totalQueueingDelay = totalQueueingDelay + (leaves - now)
         queueFreeAt = leaves
         queued.append((leaves, bytes))
         inFlight.append((leaves + delay, payload))
         return true
+    }
+
+    /// The mean wait in the bottleneck's queue since the counts were last reset.
+    public var meanQueueingDelay: MediaDuration {
+        .microseconds(totalQueueingDelay.microseconds / Int64(max(queuedDatagrams, 1)))
     }
 
     /// When the next datagram in flight arrives, if any is.
