@@ -147,10 +147,11 @@ import Testing
         #expect(log.contains("-> H.264 640x360"), "\(log)")
         #expect(stats["codec"] as? String == "h264", "\(stats)")
         let summary = try server.summary()
-        let offer = try #require((summary["offers"] as? [String])?.last)
+        // This share's own offer (another test case may have posted since).
+        let id = String(path.split(separator: "/").last!)
+        let offer = try #require((summary["offers_by_session"] as? [String: String])?[id])
         #expect(offer.contains("H264/90000") && offer.contains("packetization-mode=1"))
         #expect(offer.contains("VP8/90000") == extra.isEmpty, "auto offers VP8 too, h264 only H.264")
-        let id = String(path.split(separator: "/").last!)
         let own = try #require((summary["by_session"] as? [String: Any])?[id] as? [String: Any], "\(summary["by_session"] ?? "")")
         #expect(own["codec"] as? String == "video/H264", "\(own)")
         let encoded = try #require(Self.framesSent(log), "\(log)")

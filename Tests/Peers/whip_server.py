@@ -76,7 +76,7 @@ class State:
     def __init__(self):
         self.sessions = {}  # id -> RTCPeerConnection
         self.summary = {
-            "posts": 0, "answers": [], "offers": [], "deletes": [], "patches": 0,
+            "posts": 0, "answers": [], "offers": [], "offers_by_session": {}, "deletes": [], "patches": 0,
             "video_frames": 0, "sizes": {}, "markers_read": 0, "markers": [],
             "audio_frames": 0, "audio_sample_rates": [], "echo_bodies": [], "requests": [],
             # The video figures again per WHIP session id (tests that share the server read theirs),
@@ -172,6 +172,7 @@ def make_app(state, port_holder, relay=None):
             offer = "\r\n".join(discard_port(l) if l.startswith("a=candidate:") else l for l in offer.split("\r\n"))
         s["posts"] += 1
         s["offers"].append(offer)
+        s["offers_by_session"][sid] = offer
         if request.content_type != "application/sdp":
             return web.Response(status=415, text="Content-Type must be application/sdp\n")
         pc = RTCPeerConnection()
