@@ -199,12 +199,17 @@ public final class ShareSession: Sendable {
         // The target at the encoder's last change: a change the target did not cause (the
         // overhead measured) is not counted as one.
         var targetAtLastChange = rate.targetKbps
+        // Seconds the frame rate in force has held (a lowered one rises only after a few).
+        var frameRateHeldSeconds = 0
         func updateFrameRate() {
+            let before = pacer.framesPerSecond
             pacer.setFramesPerSecond(min(ScreenFrameRate.next(
                 current: pacer.framesPerSecond, encodedKbps: encodedKbps, encodedBeforeKbps: encodedBeforeKbps,
                 targetKbps: rate.targetKbps,
                 configuredKbps: rate.maximumKbps, width: output.width, height: output.height,
-                configured: configuration.framesPerSecond), governor?.frameRateCap ?? Int.max))
+                configured: configuration.framesPerSecond, heldSeconds: frameRateHeldSeconds),
+                governor?.frameRateCap ?? Int.max))
+            frameRateHeldSeconds = pacer.framesPerSecond == before ? frameRateHeldSeconds + 1 : 0
             stats.targetFramesPerSecond = pacer.framesPerSecond
         }
         func applyRate(at now: MediaTime) throws(ShareError) {
