@@ -57,6 +57,8 @@ public struct OutgoingAudioPacket {
 public struct SinkRequests: Sendable, Equatable {
     /// A receiver lost the picture (PLI, FIR, or a NACK for a packet no longer held).
     public var keyframe = false
+    /// Of those, the receiver asked itself (PLI or FIR): it is one that asks when it must.
+    public var keyframeAsked = false
     /// A ceiling on the video bitrate from the receiver (REMB); nil: none came.
     public var bitrateCeilingKbps: Int?
     /// The fraction lost (lost / 256) of the newest receiver report for the video stream; nil:
@@ -86,6 +88,7 @@ public struct SinkRequests: Sendable, Equatable {
     public init(_ wanted: SenderRequests, nextWakeup: MediaTime?) {
         self.init(keyframe: wanted.keyframe, bitrateCeilingKbps: wanted.bitrateCeilingKbps,
                   videoFractionLost: wanted.videoFractionLost, nextWakeup: nextWakeup)
+        keyframeAsked = wanted.keyframeAsked
         audioFractionLost = wanted.audioFractionLost
         delayBasedKbps = wanted.delayBasedKbps
         mediaStarted = wanted.mediaStarted

@@ -15,9 +15,14 @@
 ///   higher or more); content that needs
 ///   less than half the target (a still screen, simple motion) gets every frame back at once. In
 ///   between the rate holds, so it does not swing with each second's content.
+/// - A lowered rate is held at least `raiseAfterSeconds` before it rises again (lowering is at
+///   once): on a congested path the encoder's output swings from second to second (a big frame,
+///   then a few small ones), and a rate flipping between 20 and 5 each second is worse to watch
+///   than a steady lower one.
 public enum ScreenFrameRate {
     public static let bitsPerPixel = 0.08
     public static let floorFramesPerSecond = 5
+    public static let raiseAfterSeconds = 3
 
     /// Frames per second the target allows for `width`x`height`, with the share configured for
     /// `configured` frames per second at `configuredKbps`.
@@ -29,14 +34,19 @@ public enum ScreenFrameRate {
     }
 
     /// The frame rate to run at next, from the one in force (`current`) and what the encoder made
-    /// in the last second (`encodedKbps`) and the one before (`encodedBeforeKbps`).
+    /// in the last second (`encodedKbps`) and the one before (`encodedBeforeKbps`);
+    /// `heldSeconds`: how long `current` has been in force.
     public static func next(current: Int, encodedKbps: Int, encodedBeforeKbps: Int, targetKbps: Int,
-                            configuredKbps: Int, width: Int, height: Int, configured: Int) -> Int {
+                            configuredKbps: Int, width: Int, height: Int, configured: Int,
+                            heldSeconds: Int = Int.max) -> Int {
+        var wanted = current
         if encodedKbps * 100 >= targetKbps * 85, encodedBeforeKbps * 100 >= targetKbps * 85 {
-            return allowed(targetKbps: targetKbps, configuredKbps: configuredKbps, width: width, height: height,
-                           configured: configured)
+            wanted = allowed(targetKbps: targetKbps, configuredKbps: configuredKbps, width: width, height: height,
+                             configured: configured)
+        } else if encodedKbps * 2 < targetKbps {
+            wanted = configured
         }
-        if encodedKbps * 2 < targetKbps { return configured }
-        return current
+        if wanted > current, heldSeconds < raiseAfterSeconds { return current }
+        return wanted
     }
 }

@@ -199,12 +199,17 @@ public final class ShareSession: Sendable {
         // The target at the encoder's last change: a change the target did not cause (the
         // overhead measured) is not counted as one.
         var targetAtLastChange = rate.targetKbps
+        // Seconds the frame rate in force has held (a lowered one rises only after a few).
+        var frameRateHeldSeconds = 0
         func updateFrameRate() {
+            let before = pacer.framesPerSecond
             pacer.setFramesPerSecond(min(ScreenFrameRate.next(
                 current: pacer.framesPerSecond, encodedKbps: encodedKbps, encodedBeforeKbps: encodedBeforeKbps,
                 targetKbps: rate.targetKbps,
                 configuredKbps: rate.maximumKbps, width: output.width, height: output.height,
-                configured: configuration.framesPerSecond), governor?.frameRateCap ?? Int.max))
+                configured: configuration.framesPerSecond, heldSeconds: frameRateHeldSeconds),
+                governor?.frameRateCap ?? Int.max))
+            frameRateHeldSeconds = pacer.framesPerSecond == before ? frameRateHeldSeconds + 1 : 0
             stats.targetFramesPerSecond = pacer.framesPerSecond
         }
         func applyRate(at now: MediaTime) throws(ShareError) {
@@ -229,7 +234,10 @@ public final class ShareSession: Sendable {
         var kept: FrameSlot?
         var keptOrientation = Orientation.up
         var keptGeneration = 0
-        var lastKeyframeAt: MediaTime? = nil
+        // Keyframes on request (held while the path is congested) and periodic ones for a
+        // receiver that never asks; the receiver's last reported loss for the hold.
+        var keyframes = KeyframeSchedule(periodicMicroseconds: configuration.keyframeInterval?.microseconds)
+        var reportedLoss: Double? = nil
         var encoderInput: FrameSlot?
         var inputGeneration = -1
         var restartsSeen = 0
@@ -259,10 +267,7 @@ public final class ShareSession: Sendable {
             } else {
                 kept!.ptsMicroseconds = now.microseconds
             }
-            var wantsKeyframe = forceKeyframe
-            if let interval = configuration.keyframeInterval, let last = lastKeyframeAt, now - last >= interval {
-                wantsKeyframe = true
-            }
+            let wantsKeyframe = forceKeyframe || keyframes.periodicDue(at: now.microseconds)
             if keyframeNow {
                 encoder!.forceKeyframe(nowMicroseconds: now.microseconds)
                 keyframeNow = false
@@ -275,7 +280,7 @@ public final class ShareSession: Sendable {
                     stats.encodedBytes += UInt64(frame.bytes.count)
                     if frame.isKeyframe {
                         stats.keyframes += 1
-                        lastKeyframeAt = now
+                        keyframes.keyframeSent(at: now.microseconds)
                     }
                     let outgoing = OutgoingVideoFrame(
                         bytes: frame.bytes, isKeyframe: frame.isKeyframe, isDroppable: frame.isDroppable,
@@ -394,20 +399,26 @@ public final class ShareSession: Sendable {
                     }
                     if requests.keyframe {
                         if paused { keyframeRequested.store(true, ordering: .releasing) } else {
-                            try handle(pacer.keyframeRequested(at: now), at: now)
+                            keyframes.requested(fromReceiver: requests.keyframeAsked)
                         }
                     }
                     if let ceiling = requests.bitrateCeilingKbps { rate.remb(kbps: ceiling) }
                     if let estimate = requests.delayBasedKbps { rate.delayBased(kbps: estimate) }
                     if let lost = requests.videoFractionLost {
                         rate.receiverReport(fractionLost: lost, now: now.microseconds)
+                        reportedLoss = Double(lost) / 256
                     }
                     if let lost = requests.audioFractionLost, let audio {
                         audio.receiverReport(fractionLost: lost)
                         stats.audioExpectedLossPercent = audio.expectedLossPercent
                     }
                     try applyRate(at: now)
+                    keyframes.path(lossFraction: reportedLoss, roundTrip: sink.transportStats?.roundTripMicroseconds,
+                                   belowMaximum: rate.targetKbps < rate.maximumKbps)
                     if let w = requests.nextWakeup, w < (sinkWakeup ?? w + .microseconds(1)) { sinkWakeup = w }
+                }
+                if !paused, keyframes.takeRequest(at: now.microseconds) {
+                    try handle(pacer.keyframeRequested(at: now), at: now)
                 }
                 if source.isLive {
                     let heartbeats = capture.heartbeats
@@ -480,6 +491,9 @@ public final class ShareSession: Sendable {
                 if source.isLive, let w = watchdog.nextWakeup, w < wake { wake = w }
                 if let w = audio?.nextWakeup, w < wake { wake = w }
                 if let w = sinkWakeup, w < wake { wake = w }
+                if !paused, let k = keyframes.nextDeadline, k < wake.microseconds {
+                    wake = MediaTime(microseconds: max(k, now.microseconds))
+                }
                 loop.wait(until: wake)
             }
         } catch {

@@ -11,6 +11,11 @@ import Glibc
 //   A standing queue (`DelayBasedEstimator`: high and flat, the sender above the path's rate
 //   for long) is cut from the estimate itself when that is below the acknowledged rate: the
 //   acknowledged rate is then the path's capacity, which is what keeps the queue full.
+//   An application-limited sender (it sent under `applicationLimitedFraction` of the estimate:
+//   the encoder made little, a low frame rate, a still screen) with no standing queue is cut
+//   from max(acknowledged, 0.85 × estimate): the acknowledged rate is then what was offered,
+//   not what the path carries, and an overuse verdict from a few big frames must not take the
+//   estimate down to it (libwebrtc does not decrease on such periods either).
 // - Underuse (the queue drains) → hold: sending more now would refill it.
 // - Normal with a queue above `standingQueueMicroseconds` → hold: growing would only fill it.
 // - Normal → increase: multiplicatively (8 % a second) while far from the rate the path last
@@ -31,6 +36,8 @@ public struct AIMDRateControl: Sendable, Equatable {
     public static let multiplicativeGrowthPerSecond = 1.08
     /// A queue longer than this (µs) is not grown into.
     public static let standingQueueMicroseconds: Int64 = 40_000
+    /// A sender sending under this fraction of the estimate is application-limited.
+    public static let applicationLimitedFraction = 0.75
 
     public private(set) var bitsPerSecond: Double
     public private(set) var state = State.increase
@@ -52,10 +59,11 @@ public struct AIMDRateControl: Sendable, Equatable {
 
     /// One feedback's verdict at `now` (µs); `acknowledged` is the receiver's rate (bit/s) if
     /// known, `roundTrip` the last measured (µs), `queueing` the queue's delay now (µs);
-    /// `standing`: the overuse is a standing queue's. Returns the estimate.
+    /// `standing`: the overuse is a standing queue's; `sent`: the rate (bit/s) the acknowledged
+    /// packets were sent at, if known. Returns the estimate.
     @discardableResult
     public mutating func update(_ signal: Signal, acknowledged: Double?, roundTrip: Int64?, queueing: Int64 = 0,
-                                standing: Bool = false, now: Int64) -> Double {
+                                standing: Bool = false, sent: Double? = nil, now: Int64) -> Double {
         switch signal {
         case .overusing: state = .decrease
         case .underusing: state = .hold
@@ -87,7 +95,11 @@ public struct AIMDRateControl: Sendable, Equatable {
         case .decrease:
             let interval = min(max(roundTrip ?? 200_000, 10_000), 200_000)
             guard lastChange == nil || since >= interval || decreases == 0 else { break }
-            let base = standing ? min(acknowledged ?? bitsPerSecond, bitsPerSecond) : acknowledged ?? bitsPerSecond
+            var base = standing ? min(acknowledged ?? bitsPerSecond, bitsPerSecond) : acknowledged ?? bitsPerSecond
+            if !standing, let sent, sent < Self.applicationLimitedFraction * bitsPerSecond,
+               queueing <= Self.standingQueueMicroseconds {
+                base = max(base, Self.decreaseFactor * bitsPerSecond)
+            }
             let drain = max(0.5, 1 - Double(max(queueing - 50_000, 0)) / 500_000)
             bitsPerSecond = min(Self.decreaseFactor * drain * base, bitsPerSecond)
             if let acknowledged {

@@ -29,6 +29,9 @@
 //    `drainingMarginMicroseconds` meanwhile, while the detector says normal → overuse,
 //    counted from the estimate itself (the acknowledged rate is the path's, and the sender is
 //    already above it); the next such verdict only after another hold, so a cut has time to show.
+// 6. The same windows as the acknowledged rate, over the packets' send times, give the rate
+//    they were sent at: well under the estimate, the sender is application-limited and a cut
+//    does not follow the acknowledged rate down (`AIMDRateControl`).
 //
 // Invariants: fixed memory (a 20-entry window); no clock (times passed in: send times on our
 // clock, arrival times on the receiver's, only differences used); nothing allocates.
@@ -43,6 +46,8 @@ public struct DelayBasedEstimator: Sendable {
 
     public private(set) var rate: AIMDRateControl
     public private(set) var acknowledged = AcknowledgedBitrate()
+    /// The rate the acknowledged packets were sent at (windows of send time).
+    public private(set) var sent = AcknowledgedBitrate()
     /// What the detector said last.
     public private(set) var signal = AIMDRateControl.Signal.normal
     /// Overuse verdicts so far.
@@ -106,6 +111,7 @@ public struct DelayBasedEstimator: Sendable {
     /// clock), arrived at `arrivedAt` (its clock), `bytes` on the wire.
     public mutating func packetReceived(sentAt: Int64, arrivedAt: Int64, bytes: Int) {
         acknowledged.received(bytes: bytes, at: arrivedAt)
+        sent.received(bytes: bytes, at: sentAt)
         noteOneWay(arrivedAt - sentAt, at: sentAt)
         noteStandingQueue(at: arrivedAt)
         guard var group = current else {
@@ -145,7 +151,7 @@ public struct DelayBasedEstimator: Sendable {
             standingQueueOveruses += 1
         }
         rate.update(verdict, acknowledged: acknowledged.bitsPerSecond, roundTrip: roundTrip,
-                    queueing: queueingMicroseconds, standing: verdict != signal, now: now)
+                    queueing: queueingMicroseconds, standing: verdict != signal, sent: sent.bitsPerSecond, now: now)
         return estimateKbps
     }
 

@@ -48,6 +48,8 @@ public enum RTPProtection: Sendable {
 public struct SenderRequests: Sendable, Equatable {
     /// A receiver lost the picture (PLI, FIR, or a NACK for a packet no longer held).
     public var keyframe = false
+    /// Of those, the receiver asked itself (PLI or FIR): it is one that asks when it must.
+    public var keyframeAsked = false
     /// A ceiling on the video bitrate from the receiver (REMB); nil: none came.
     public var bitrateCeilingKbps: Int?
     /// The fraction lost (lost / 256) of the newest receiver report for the video stream.
@@ -525,9 +527,11 @@ public final class RTPSender {
         case .pictureLoss(_, let media) where media == video.ssrc:
             stats.pliReceived += 1
             requests.keyframe = true
+            requests.keyframeAsked = true
         case .fullIntraRequest(_, let entry) where entry.ssrc == video.ssrc:
             stats.firReceived += 1
             requests.keyframe = true
+            requests.keyframeAsked = true
         case .remb(_, let bitrate, _):
             let kbps = Int(min(bitrate / 1000, UInt64(Int32.max)))
             stats.rembKbps = kbps

@@ -95,6 +95,7 @@ final class Log: @unchecked Sendable {
                     + ",\"cumulative_lost\":\(t.cumulativeLost),\"nacks\":\(t.nacksReceived)"
                     + ",\"retransmitted\":\(t.packetsRetransmitted),\"retransmitted_bytes\":\(t.bytesRetransmitted)"
                     + ",\"retransmits_suppressed\":\(t.retransmitsSuppressed),\"retransmits_over_budget\":\(t.retransmitsOverBudget)"
+                    + ",\"retransmits_missed\":\(t.retransmitsMissed)"
                     + ",\"pli\":\(t.pliReceived),\"fir\":\(t.firReceived)"
                     + ",\"remb_kbps\":" + (t.rembKbps.map(String.init) ?? "null")
                     + ",\"delay_based_kbps\":" + (t.delayBasedKbps.map(String.init) ?? "null")

@@ -37,7 +37,7 @@ struct PeerOptions: CommandLineOptions {
             .flag("cvo", \.cvo, help: "Signal the orientation with each frame (urn:3gpp:video-orientation) instead of turning the pixels."),
             .flag("rtx", \.rtx, help: "Retransmit NACKed packets on a separate RTX stream (RFC 4588) instead of resending them as they were."),
             .option("keyframe-interval", \.keyframeInterval, value: "seconds",
-                    help: "With --peer, a keyframe at least this often, for receivers that join late and send no PLI.", defaults: d),
+                    help: "With --peer, a keyframe at least this often, for receivers that join late and send no PLI (none once the receiver has sent one).", defaults: d),
             .flag("separate-rtcp", \.separateRTCP, help: "Send RTCP to port+1 of each receiver instead of muxing it on the RTP port."),
             .option("history-kib", \.historyKiB, value: "KiB", help: "Bytes of sent video kept for retransmission, in KiB.", defaults: d),
         ]

@@ -73,3 +73,37 @@ import Testing
         #expect(r.bitsPerSecond == before)
     }
 }
+
+/// An overuse verdict while the encoder offers much less than the estimate (big frames at a low
+/// frame rate) does not take the estimate down to what was offered.
+@Suite struct ApplicationLimitedDecreaseTests {
+    @Test func anApplicationLimitedSenderIsCutFromTheEstimateNotFromWhatItOffered() {
+        var r = AIMDRateControl(startBitsPerSecond: 900_000, minimumBitsPerSecond: 100_000, maximumBitsPerSecond: 3_000_000)
+        // The encoder made 300 kbit/s; the path took all of it with no queue.
+        r.update(.overusing, acknowledged: 300_000, roundTrip: 50_000, queueing: 5_000, sent: 300_000, now: 0)
+        #expect(r.bitsPerSecond >= 0.85 * 0.85 * 900_000 - 1, "\(r.bitsPerSecond)")
+        #expect(r.decreases == 1 && r.state == .hold)
+        // A sender that filled its estimate and met a queue is cut from what arrived.
+        var full = AIMDRateControl(startBitsPerSecond: 900_000, minimumBitsPerSecond: 100_000, maximumBitsPerSecond: 3_000_000)
+        full.update(.overusing, acknowledged: 600_000, roundTrip: 50_000, queueing: 5_000, sent: 880_000, now: 0)
+        #expect(full.bitsPerSecond == 0.85 * 600_000)
+        // Application-limited but with a standing queue behind it: the queue is real, the cut too.
+        var queued = AIMDRateControl(startBitsPerSecond: 900_000, minimumBitsPerSecond: 100_000, maximumBitsPerSecond: 3_000_000)
+        queued.update(.overusing, acknowledged: 300_000, roundTrip: 50_000, queueing: 60_000, sent: 300_000, now: 0)
+        #expect(queued.bitsPerSecond < 300_000)
+    }
+
+    @Test func theEstimatorTellsTheRateControlWhatWasSent() {
+        // A 1875-byte frame every 50 ms in two packets 10 ms apart (300 kbit/s), no queue: after
+        // a second the sent rate is known and close to 300 kbit/s.
+        var e = DelayBasedEstimator(startKbps: 900, maximumKbps: 3000)
+        var t: Int64 = 0
+        while t < 1_000_000 {
+            e.packetReceived(sentAt: t, arrivedAt: t + 20_000, bytes: 937)
+            e.packetReceived(sentAt: t + 10_000, arrivedAt: t + 30_000, bytes: 938)
+            t += 50_000
+        }
+        let sent = e.sent.bitsPerSecond ?? 0
+        #expect(sent > 250_000 && sent < 350_000, "\(sent)")
+    }
+}

@@ -45,4 +45,25 @@ import Testing
         // The bitrate recovered and the encoder spends it: every frame again.
         #expect(next(current: 10, encoded: 1500, target: 1500) == 20)
     }
+
+    @Test func aLoweredRateIsHeldAFewSecondsBeforeItRises() {
+        func step(_ current: Int, encoded: Int, before: Int, target: Int, held: Int) -> Int {
+            ScreenFrameRate.next(current: current, encodedKbps: encoded, encodedBeforeKbps: before, targetKbps: target,
+                                 configuredKbps: 2500, width: 1280, height: 720, configured: 20, heldSeconds: held)
+        }
+        // A congested path, second by second: the encoder spends the target, then makes little
+        // (frames dropped, a low rate), then spends it again. Lowering is at once; rising waits.
+        var fps = 20, held = 0
+        var rates: [Int] = []
+        for (encoded, before) in [(300, 300), (100, 300), (300, 100), (90, 300), (320, 90), (80, 320), (85, 80)] {
+            let next = step(fps, encoded: encoded, before: before, target: 300, held: held)
+            held = next == fps ? held + 1 : 0
+            fps = next
+            rates.append(fps)
+        }
+        #expect(rates == [5, 5, 5, 5, 5, 20, 20], "\(rates)")
+        // Without a hold the same seconds flip between 5 and 20.
+        #expect(step(5, encoded: 100, before: 300, target: 300, held: 0) == 5)
+        #expect(step(5, encoded: 100, before: 300, target: 300, held: ScreenFrameRate.raiseAfterSeconds) == 20)
+    }
 }
