@@ -57,10 +57,11 @@ public struct MemoryPlan: Sendable, Equatable {
 }
 
 public enum MemoryPlanner {
-    // Where the figures below come from. Every one is measured on the release build with the
-    // Swift runtime linked statically (as shipped), Debian 12, libvpx 1.12, testsrc content at
-    // 20 fps, by sampling the share's /proc/PID/status every few ms and reading
-    // /proc/PID/smaps at each new high and mid-share. A share's resident size goes through
+    // Where the figures below come from. Every one is measured on the release build as shipped
+    // (`scripts/build-release`: static Swift runtime, lld with packed relocations, no exported
+    // symbols), Debian 12, libvpx 1.12, testsrc content at 20 fps, by sampling the share's
+    // /proc/PID/status every few ms and reading /proc/PID/smaps at each new high and mid-share.
+    // A share's resident size goes through
     // three phases, and its peak is the highest of them:
     //   start-up: the encoder opens before anything else of size is made, and libvpx zero-fills
     //     its token buffer (`startupRuntimeBytes` + `vp8EncoderStartupBytes`);
@@ -73,19 +74,20 @@ public enum MemoryPlanner {
     // `MemoryPlannerAccuracyTests` runs the shares and checks the plan within 1 MiB of each peak.
 
     /// Resident memory of a running share besides its own pieces: the rtcshare binary's pages
-    /// (6.3–6.5 MiB: the Swift runtime's code 2.4, ours 1.1, C 0.5, relocations and symbol
-    /// tables 1.1, the rest read-only data), libc, libstdc++, libm and ld.so (3.3), the codec
-    /// libraries' code (libvpx, openh264, libopus …: 1.75), the Swift runtime's heap and the
-    /// threads' stacks. Measured mid-share as the resident size of a testsrc share to a file
-    /// (no transport: 15.5 MiB at 640x360, 24.5 at 1280x720) less the encoder
-    /// (`vp8EncoderReclaimedBytes`), the source frames and the budget bookkeeping: 11.4 and
-    /// 11.2 MiB.
-    public static let runtimeBytes = (113 << 20) / 10
+    /// (5.1–5.5 MiB: the Swift runtime's code 2.4, ours 1.1, C 0.5, the rest read-only data and
+    /// Swift metadata), libc, libstdc++, libm and ld.so (3.3), the codec libraries' code
+    /// (libvpx, openh264, libopus …: 1.75), the Swift runtime's heap and the threads' stacks.
+    /// Measured mid-share as the resident size of a testsrc share to a file (no transport: 15.5
+    /// MiB at 640x360, 24.5 at 1280x720, with the binary gold linked) less the encoder
+    /// (`vp8EncoderReclaimedBytes`), the source frames and the budget bookkeeping: 11.4 and 11.2
+    /// MiB; the shipped link (`scripts/build-release`) takes 1.0–1.2 MiB off every share's
+    /// running figure (12 configurations, `bench/harness/planner_case.py`).
+    public static let runtimeBytes = (102 << 20) / 10
     /// Resident memory when the encoder opens (`ShareSession.prepareEncoder`), the first thing
     /// of size a share makes: the runtime with less of its code touched yet. Measured as a
-    /// share's start-up peak (34.9–35.0 MiB, `--peer`, 1280x720) less the encoder's start-up
-    /// growth measured alone (`bench/Sources/encoder-alone`: 24.96 MiB).
-    public static let startupRuntimeBytes = 10 << 20
+    /// share's start-up peak (33.8 MiB, `--peer`, 1280x720, shipped link) less the encoder's
+    /// start-up growth measured alone (`bench/Sources/encoder-alone`: 24.96 MiB).
+    public static let startupRuntimeBytes = (91 << 20) / 10
 
     /// A figure measured at two sizes, taken as linear in the pixel count between and beyond
     /// them (libvpx's and openh264's buffers are per macroblock).

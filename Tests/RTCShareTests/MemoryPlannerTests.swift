@@ -10,30 +10,34 @@ import Testing
         var config = ShareConfiguration()
         config.memoryCapBytes = 50 << 20
         config.reclaimEncoderStartupMemory = true  // as the CLI shares
+        config.videoCodec = .vp8  // the CLI's choice without a WHIP server to answer
         let plan720 = try MemoryPlanner.resolve(config, for: TestSource(width: 1280, height: 720))
         #expect(plan720.outputSize == PictureSize(width: 1280, height: 720))
         #expect(plan720.fits && !plan720.needsTransform)
-        // A 1080p source costs two full-size capture frames besides the 720p encoder: it still
-        // fits 50 MiB, but not 34 (the encoder's start-up peak alone is 35 MiB at 720p).
+        // A 1080p source costs two full-size capture frames besides the encoder: 1600x900 still
+        // fits 50 MiB (its encoder's start-up peak is the highest phase), 1920x1080 does not; at
+        // 34 MiB not even 1280x720 does (its start-up alone is 34.1 MiB).
         let plan1080 = try MemoryPlanner.resolve(config, for: TestSource(width: 1920, height: 1080))
-        #expect(plan1080.outputSize == PictureSize(width: 1280, height: 720))
-        #expect(plan1080.fits && plan1080.needsTransform)
+        #expect(plan1080.outputSize == PictureSize(width: 1600, height: 900))
+        #expect(plan1080.fits && plan1080.needsTransform && plan1080.peakBytes == plan1080.startupPeakBytes)
         config.memoryCapBytes = 34 << 20
         let smaller = try MemoryPlanner.resolve(config, for: TestSource(width: 1920, height: 1080))
         #expect(smaller.outputSize == PictureSize(width: 960, height: 540))
         #expect(smaller.peakBytes <= 34 << 20)
     }
 
-    /// Without the start-up reclaim (the library's default) the whole token buffer stays: a
-    /// 1080p source shared at 720p no longer fits 50 MiB.
+    /// Without the start-up reclaim (the library's default) the whole token buffer stays
+    /// resident: planned as running from the start, with no start-up phase of its own.
     @Test func withoutTheReclaimTheWholeEncoderIsPlanned() throws {
         var config = ShareConfiguration()
-        let plan = try MemoryPlanner.resolve(config, for: TestSource(width: 1280, height: 720))
-        #expect(plan.startupPeakBytes == 0)
-        #expect(plan.items.contains { $0.bytes == MemoryPlanner.vp8EncoderBytes(PictureSize(width: 1280, height: 720)) })
-        config.outputSize = nil
-        let auto = try MemoryPlanner.resolve(config, for: TestSource(width: 1920, height: 1080))
-        #expect(auto.outputSize.pixels < 1280 * 720)
+        config.videoCodec = .vp8
+        let whole = try MemoryPlanner.resolve(config, for: TestSource(width: 1280, height: 720))
+        config.reclaimEncoderStartupMemory = true
+        let reclaimed = try MemoryPlanner.resolve(config, for: TestSource(width: 1280, height: 720))
+        let size = PictureSize(width: 1280, height: 720)
+        #expect(whole.startupPeakBytes == 0 && whole.peakBytes == whole.totalBytes)
+        #expect(whole.totalBytes - reclaimed.totalBytes
+                == MemoryPlanner.vp8EncoderBytes(size) - MemoryPlanner.vp8EncoderReclaimedBytes(size))
     }
 
     /// WHIP loads libcurl again for its DELETE once the encoder has gone: at 640x360 that
@@ -66,7 +70,7 @@ import Testing
             try MemoryPlanner.resolve(config, for: source)
         } throws: { error in
             guard case ShareError.doesNotFit(let message) = error else { return false }
-            return message.contains("1920x1080") && message.contains("1280x720")
+            return message.contains("1920x1080") && message.contains("1600x900")
         }
     }
 

@@ -2,9 +2,10 @@
 (its "total", the peak it plans for) beside the peak RSS the same share reaches (wait4's
 ru_maxrss of the sender alone), and whether they are within 1 MiB (issue 10's promise).
 
-Configurations: `--peer` and `--whip`, 640x360 and 1280x720, testsrc and a Y4M file, audio on
-and off, and the X11 screen (1920x1080 shared at 1280x720, both transports) when an Xvfb display
-is given. The receivers (`rtcshare receive`, the aiortc WHIP server) are not measured.
+Configurations: `--peer` and `--whip`, 640x360 and 1280x720 (and 1600x900, what `--size auto`
+picks for a 1080p screen), testsrc and a Y4M file, audio on and off, and the X11 screen
+(1920x1080 shared at 1280x720, both transports) when an Xvfb display is given. The receivers
+(`rtcshare receive`, the aiortc WHIP server) are not measured.
 
 `bench/run --only planner` runs it beside the other cases; run alone it is the check behind
 `MemoryPlannerAccuracyTests` (and CI): it records its own short screen clip, starts its own
@@ -40,6 +41,8 @@ def configurations(screen_clip, x11_display, whip):
             for audio in (False, True):
                 found.append({"transport": transport, "size": size, "source": "testsrc", "audio": audio})
         found.append({"transport": transport, "size": "1280x720", "source": f"y4m:{screen_clip}", "audio": True})
+        # What `--size auto` picks for a 1080p screen at the 50 MiB cap (its start-up peak ~47 MiB).
+        found.append({"transport": transport, "size": "1600x900", "source": "testsrc", "audio": True})
     if x11_display:
         for transport in (["peer"] + (["whip"] if whip else [])):
             found.append({"transport": transport, "size": "1280x720", "source": f"x11:{x11_display}", "audio": True})
