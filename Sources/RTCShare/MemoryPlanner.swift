@@ -57,12 +57,11 @@ public struct MemoryPlan: Sendable, Equatable {
 }
 
 public enum MemoryPlanner {
-    // Where the figures below come from. Every one is measured on the release build as shipped
+    // Where the figures below come from. They are measured on the release build as shipped
     // (`scripts/build-release`: static Swift runtime, lld with packed relocations, no exported
     // symbols), Debian 12, libvpx 1.12, testsrc content at 20 fps, by sampling the share's
     // /proc/PID/status every few ms and reading /proc/PID/smaps at each new high and mid-share.
-    // A share's resident size goes through
-    // three phases, and its peak is the highest of them:
+    // A share's resident size goes through three phases, and its peak is the highest of them:
     //   start-up: the encoder opens before anything else of size is made, and libvpx zero-fills
     //     its token buffer (`startupRuntimeBytes` + `vp8EncoderStartupBytes`);
     //   running: every item of the plan (`totalBytes`);
@@ -121,8 +120,9 @@ public enum MemoryPlanner {
     }
     /// The resident growth while libvpx starts, before the zero pages go back: its memset of the
     /// token buffer makes it all resident for a moment. Measured alone (`encoder-alone`, the
-    /// peak growth): 7.45 MiB at 640x360, 24.96 MiB at 1280x720 (54 MiB at 1920x1080 by this
-    /// line; a 1080p share's start-up measured 64.9 MiB, 55 over its runtime).
+    /// peak growth): 7.45 MiB at 640x360, 24.96 MiB at 1280x720. Beyond them the line holds: a
+    /// 1600x900 share's start-up measured 47.3–47.9 MiB against 47.2 planned (54 MiB at
+    /// 1920x1080 by this line; a 1080p share's start-up measured 64.9 MiB, 55 over its runtime).
     public static func vp8EncoderStartupBytes(_ size: PictureSize) -> Int {
         linear(((size360, 7.45), (size720, 24.96)), size)
     }
