@@ -30,5 +30,12 @@ let package = Package(
             dependencies: [.product(name: "RTCShareRTP", package: "rtcshare")],
             path: "Sources/packetize-bench"
         ),
+        // The video encoder alone at a share's size and content: its resident growth (issue 10's
+        // "everything but the encoder" is a share's peak minus it).
+        .executableTarget(
+            name: "encoder-alone",
+            dependencies: [.product(name: "RTCShare", package: "rtcshare")],
+            path: "Sources/encoder-alone"
+        ),
     ]
 )

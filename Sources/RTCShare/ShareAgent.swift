@@ -68,6 +68,7 @@ public final class ShareAgent: @unchecked Sendable {
         case .whip(let whip):
             share.outputBudgetBytes = WHIPSink.budgetBytes(whip)
             share.outputHeapBytes = WHIPSink.heapBytes(whip)
+            share.outputClosingHeapBytes = WHIPSink.closingHeapBytes(whip)
             // Pixels are turned at the source: not every server keeps CVO.
             share.signalsOrientation = false
         }

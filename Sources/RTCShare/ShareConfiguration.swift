@@ -39,6 +39,9 @@ public struct ShareConfiguration: Sendable, Equatable {
     /// allocate on their own (SRTP contexts, socket buffers): the planner counts both.
     public var outputBudgetBytes = 0
     public var outputHeapBytes = 0
+    /// What the outputs load to close once the encoder has gone (libcurl for a WHIP DELETE):
+    /// the planner's closing phase.
+    public var outputClosingHeapBytes = 0
     /// Give back the all-zero pages the video encoder wrote at its start (`StartupZeroPages`;
     /// ~17 MiB at 1280x720 with VP8). Only when no thread of the process outside rtcshare
     /// allocates and writes memory while a share starts: the CLI turns it on; an embedder turns

@@ -42,15 +42,21 @@ public final class WHIPSink: MediaSink {
         RTPSender.budgetBytes(historyBytes: configuration.historyBytes)
     }
 
-    /// What the sink takes outside the budget: libsrtp2 with its NSS backend (2.5 MiB, as for
-    /// `--peer`), then OpenSSL (loaded with the session, not linked), its first use and one DTLS
-    /// association, the ICE agent, and libcurl with its chain while the POST is made (it is
-    /// unloaded after it, and loaded again for the DELETE once the encoder has gone).
-    /// Measured, release build, VP8 with audio into aiortc (`bench/run --only planner`): the
-    /// peak is 6.5–7 MiB over the same `--peer` share at 640x360 (26.2–26.7 against 19.2–19.6),
-    /// where it comes at the POST; at 1280x720 the encoder's start-up peak dominates and WHIP
-    /// adds nothing to the peak (35.0 against 34.9), but 5.1 MiB to the running figure.
-    public static func heapBytes(_ configuration: WHIPConfiguration) -> Int { (5 << 19) + (13 << 19) }
+    /// What the sink takes outside the budget while the share runs: libsrtp2's NSS backend
+    /// (libnss3, freebl, softokn, sqlite, nspr: 2.85 MiB of pages once SRTP runs), OpenSSL's
+    /// libcrypto and libssl (loaded with the session, not linked: 4.6 MiB once DTLS and the
+    /// certificate have run), what stays of libcurl's chain after it is unloaded (0.45), the ICE
+    /// agent, DTLS state and the heap they use (0.5), and the RTP, ICE and DTLS code of the
+    /// binary. Measured (release build, `/proc/PID/smaps` mid-share) as the resident size of a
+    /// `--whip` share into aiortc less the same share to a file, less the history: 9.56 MiB at
+    /// 640x360, 9.93 at 1280x720.
+    public static func heapBytes(_ configuration: WHIPConfiguration) -> Int { (39 << 20) / 4 }
+
+    /// What closing loads once the encoder has gone: libcurl again for the DELETE, with its
+    /// chain (GnuTLS, Kerberos, LDAP, libssh2, p11-kit, nettle …: 3.9 MiB of pages) and its heap.
+    /// Measured as the share's peak, which comes there at 640x360, less its running size without
+    /// the encoder: 4.46 and 4.36 MiB (without and with audio).
+    public static func closingHeapBytes(_ configuration: WHIPConfiguration) -> Int { (44 << 20) / 10 }
 
     public init(configuration: WHIPConfiguration, budget: MemoryBudget) throws(ShareError) {
         self.configuration = configuration

@@ -33,6 +33,7 @@ struct PlanCommand: CommandLineCommand {
             // What the WHIP session takes (nothing is sent: the plan only counts it).
             configuration.outputBudgetBytes = WHIPSink.budgetBytes(w)
             configuration.outputHeapBytes = WHIPSink.heapBytes(w)
+            configuration.outputClosingHeapBytes = WHIPSink.closingHeapBytes(w)
         } else {
             // Without a server to answer, auto is VP8.
             configuration.videoCodec = VideoCodecChoice(rawValue: configuration.videoCodec.resolvedAlone.rawValue) ?? .vp8
@@ -89,9 +90,14 @@ struct PlanCommand: CommandLineCommand {
         for item in plan.items {
             lines.append("  " + pad(item.name) + mib(item.bytes))
         }
-        if plan.startupPeakBytes > 0 {
+        if plan.startupPeakBytes > 0 || plan.closingPeakBytes > 0 {
             lines.append("  " + pad("running") + mib(plan.totalBytes))
+        }
+        if plan.startupPeakBytes > 0 {
             lines.append("  " + pad("peak at encoder start-up (runtime + libvpx)") + mib(plan.startupPeakBytes))
+        }
+        if plan.closingPeakBytes > 0 {
+            lines.append("  " + pad("peak at closing (encoder gone, libcurl for the DELETE)") + mib(plan.closingPeakBytes))
         }
         lines.append("  " + pad("total") + mib(plan.peakBytes)
                      + (plan.fits ? "  fits" : "  DOES NOT FIT"))

@@ -100,7 +100,7 @@ import Testing
         config.audio = audio
         let withAudio = try MemoryPlanner.resolve(config, for: TestSource(width: 1280, height: 720))
         let line = try #require(withAudio.items.first { $0.name.hasPrefix("audio") })
-        #expect(line.bytes == audio.budgetBytes + audio.heapBytes)
+        #expect(line.bytes == audio.budgetBytes + audio.heapBytes + MemoryPlanner.audioCodeBytes)
         #expect(withAudio.budgetBytes == plain.budgetBytes + audio.budgetBytes)
         #expect(withAudio.outputSize == PictureSize(width: 1280, height: 720) && withAudio.fits)
     }

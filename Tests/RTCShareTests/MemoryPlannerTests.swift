@@ -9,29 +9,68 @@ import Testing
     @Test func autoSizePicksTheLargestThatFitsFiftyMiB() throws {
         var config = ShareConfiguration()
         config.memoryCapBytes = 50 << 20
+        config.reclaimEncoderStartupMemory = true  // as the CLI shares
+        config.videoCodec = .vp8  // the CLI's choice without a WHIP server to answer
         let plan720 = try MemoryPlanner.resolve(config, for: TestSource(width: 1280, height: 720))
         #expect(plan720.outputSize == PictureSize(width: 1280, height: 720))
         #expect(plan720.fits && !plan720.needsTransform)
-        // A 1080p source costs two full-size capture frames besides the 720p encoder: it still
-        // fits 50 MiB, but not 45.
+        // A 1080p source costs two full-size capture frames besides the encoder: 1600x900 still
+        // fits 50 MiB (its encoder's start-up peak is the highest phase), 1920x1080 does not; at
+        // 34 MiB not even 1280x720 does (its start-up alone is 34.1 MiB).
         let plan1080 = try MemoryPlanner.resolve(config, for: TestSource(width: 1920, height: 1080))
-        #expect(plan1080.outputSize == PictureSize(width: 1280, height: 720))
-        #expect(plan1080.fits && plan1080.needsTransform)
-        config.memoryCapBytes = 45 << 20
+        #expect(plan1080.outputSize == PictureSize(width: 1600, height: 900))
+        #expect(plan1080.fits && plan1080.needsTransform && plan1080.peakBytes == plan1080.startupPeakBytes)
+        config.memoryCapBytes = 34 << 20
         let smaller = try MemoryPlanner.resolve(config, for: TestSource(width: 1920, height: 1080))
         #expect(smaller.outputSize == PictureSize(width: 960, height: 540))
-        #expect(smaller.totalBytes <= 45 << 20)
+        #expect(smaller.peakBytes <= 34 << 20)
+    }
+
+    /// Without the start-up reclaim (the library's default) the whole token buffer stays
+    /// resident: planned as running from the start, with no start-up phase of its own.
+    @Test func withoutTheReclaimTheWholeEncoderIsPlanned() throws {
+        var config = ShareConfiguration()
+        config.videoCodec = .vp8
+        let whole = try MemoryPlanner.resolve(config, for: TestSource(width: 1280, height: 720))
+        config.reclaimEncoderStartupMemory = true
+        let reclaimed = try MemoryPlanner.resolve(config, for: TestSource(width: 1280, height: 720))
+        let size = PictureSize(width: 1280, height: 720)
+        #expect(whole.startupPeakBytes == 0 && whole.peakBytes == whole.totalBytes)
+        #expect(whole.totalBytes - reclaimed.totalBytes
+                == MemoryPlanner.vp8EncoderBytes(size) - MemoryPlanner.vp8EncoderReclaimedBytes(size))
+    }
+
+    /// WHIP loads libcurl again for its DELETE once the encoder has gone: at 640x360 that
+    /// closing phase is the share's peak; at 1280x720 the encoder's start-up is.
+    @Test func thePeakIsTheHighestOfStartUpRunningAndClosing() throws {
+        var config = ShareConfiguration()
+        config.reclaimEncoderStartupMemory = true
+        config.videoCodec = .vp8  // what aiortc keeps; `auto` plans the larger (openh264's)
+        let whip = WHIPConfiguration(url: "http://127.0.0.1:8080/whip")
+        config.outputBudgetBytes = WHIPSink.budgetBytes(whip)
+        config.outputHeapBytes = WHIPSink.heapBytes(whip)
+        config.outputClosingHeapBytes = WHIPSink.closingHeapBytes(whip)
+        config.outputSize = PictureSize(width: 640, height: 360)
+        let small = try MemoryPlanner.resolve(config, for: TestSource(width: 640, height: 360))
+        let encoder = MemoryPlanner.vp8EncoderReclaimedBytes(small.outputSize)
+        #expect(small.closingPeakBytes == small.totalBytes - encoder + WHIPSink.closingHeapBytes(whip))
+        #expect(small.peakBytes == small.closingPeakBytes && small.peakBytes > small.totalBytes)
+        config.outputSize = PictureSize(width: 1280, height: 720)
+        let large = try MemoryPlanner.resolve(config, for: TestSource(width: 1280, height: 720))
+        #expect(large.peakBytes == max(large.startupPeakBytes, large.totalBytes))
+        #expect(large.closingPeakBytes < large.totalBytes)
     }
 
     @Test func askedSizeOverTheCapIsRefusedNamingOneThatFits() {
         let source = TestSource(width: 1920, height: 1080)
         var config = ShareConfiguration()
+        config.reclaimEncoderStartupMemory = true
         config.outputSize = PictureSize(width: 1920, height: 1080)
         #expect {
             try MemoryPlanner.resolve(config, for: source)
         } throws: { error in
             guard case ShareError.doesNotFit(let message) = error else { return false }
-            return message.contains("1920x1080") && message.contains("1280x720")
+            return message.contains("1920x1080") && message.contains("1600x900")
         }
     }
 
@@ -81,10 +120,14 @@ import Testing
 
     @Test func encoderFiguresFollowTheMeasurements() {
         let mib = 1 << 20
-        #expect(abs(MemoryPlanner.vp8EncoderBytes(PictureSize(width: 1280, height: 720)) - 33 * mib - mib / 2) < mib / 8)
-        #expect(abs(MemoryPlanner.vp8EncoderBytes(PictureSize(width: 1920, height: 1080)) - 72 * mib) < mib / 8)
-        #expect(abs(MemoryPlanner.h264EncoderBytes(PictureSize(width: 1280, height: 720)) - 21 * mib - 3 * mib / 10) < mib / 8)
-        #expect(abs(MemoryPlanner.h264EncoderBytes(PictureSize(width: 640, height: 360)) - 8 * mib - mib / 10) < mib / 8)
+        let (p360, p720) = (PictureSize(width: 640, height: 360), PictureSize(width: 1280, height: 720))
+        func near(_ bytes: Int, _ expected: Double) -> Bool { abs(Double(bytes) - expected * Double(mib)) < Double(mib) / 8 }
+        #expect(near(MemoryPlanner.vp8EncoderBytes(p360), 8.51) && near(MemoryPlanner.vp8EncoderBytes(p720), 31.33))
+        #expect(near(MemoryPlanner.vp8EncoderReclaimedBytes(p360), 3.19)
+                && near(MemoryPlanner.vp8EncoderReclaimedBytes(p720), 10.44))
+        #expect(near(MemoryPlanner.vp8EncoderStartupBytes(p360), 7.45)
+                && near(MemoryPlanner.vp8EncoderStartupBytes(p720), 24.96))
+        #expect(near(MemoryPlanner.h264EncoderBytes(p720), 21.3) && near(MemoryPlanner.h264EncoderBytes(p360), 8.1))
     }
 
     /// H.264 is planned with its own figure; a WHIP offer of both (auto) with the larger one.

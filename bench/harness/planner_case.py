@@ -2,11 +2,23 @@
 (its "total", the peak it plans for) beside the peak RSS the same share reaches (wait4's
 ru_maxrss of the sender alone), and whether they are within 1 MiB (issue 10's promise).
 
-Configurations: `--peer` and `--whip`, 640x360 and 1280x720, testsrc and a Y4M file, audio on
-and off, and the X11 screen (1920x1080 shared at 1280x720) when an Xvfb display is given. The
-receivers (`rtcshare receive`, the aiortc WHIP server) are not measured."""
+Configurations: `--peer` and `--whip`, 640x360 and 1280x720 (and 1600x900, what `--size auto`
+picks for a 1080p screen), testsrc and a Y4M file, audio on and off, and the X11 screen
+(1920x1080 shared at 1280x720, both transports) when an Xvfb display is given. The receivers
+(`rtcshare receive`, the aiortc WHIP server) are not measured.
+
+`bench/run --only planner` runs it beside the other cases; run alone it is the check behind
+`MemoryPlannerAccuracyTests` (and CI): it records its own short screen clip, starts its own
+Xvfb when there is one, and writes every row as JSON:
+
+    python3 bench/harness/planner_case.py RELEASE_BINARY --seconds 6 --json rows.json"""
+import argparse
+import base64
+import json
 import os
+import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +26,8 @@ import time
 
 from builtin_receiver import BuiltinReceiver
 from measured_process import MeasuredProcess
+import screen_case
+import whip_case
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER = os.path.join(os.path.dirname(os.path.dirname(HERE)), "Tests", "Peers", "whip_server.py")
@@ -27,8 +41,11 @@ def configurations(screen_clip, x11_display, whip):
             for audio in (False, True):
                 found.append({"transport": transport, "size": size, "source": "testsrc", "audio": audio})
         found.append({"transport": transport, "size": "1280x720", "source": f"y4m:{screen_clip}", "audio": True})
+        # What `--size auto` picks for a 1080p screen at the 50 MiB cap (its start-up peak ~47 MiB).
+        found.append({"transport": transport, "size": "1600x900", "source": "testsrc", "audio": True})
     if x11_display:
-        found.append({"transport": "peer", "size": "1280x720", "source": f"x11:{x11_display}", "audio": True})
+        for transport in (["peer"] + (["whip"] if whip else [])):
+            found.append({"transport": transport, "size": "1280x720", "source": f"x11:{x11_display}", "audio": True})
     return found
 
 
@@ -109,3 +126,47 @@ def markdown(rows):
     lines.append("")
     lines.append(f"{met} of {len(rows)} configurations planned within 1 MiB of their measured peak.")
     return "\n".join(lines)
+
+
+def record_clip(binary, path, seconds, fps=20):
+    """A screen-content YUV4MPEG2 clip of `seconds` at 1280x720: rtcshare's test source, encoded
+    at 8 Mbit/s and decoded by ffmpeg (as bench/harness/inputs.py makes screen.y4m)."""
+    ivf = path + ".ivf"
+    subprocess.run([binary, "--source", "testsrc", "--size", "1280x720", "--fps", str(fps), "--bitrate", "8000",
+                    "--duration", str(seconds), "--output", ivf, "--quiet"], check=True)
+    subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-i", ivf, "-pix_fmt", "yuv420p",
+                    "-r", str(fps), "-f", "yuv4mpegpipe", path], check=True)
+    os.remove(ivf)
+
+
+def main():
+    parser = argparse.ArgumentParser(description="`rtcshare plan` against the measured peak of each share.")
+    parser.add_argument("binary", help="rtcshare, release build with the static Swift runtime (as shipped)")
+    parser.add_argument("--seconds", type=int, default=6, help="length of each share")
+    parser.add_argument("--json", required=True, help="where the rows go")
+    parser.add_argument("--work", help="folder for the clip and logs (default: next to --json)")
+    args = parser.parse_args()
+    # A test runner may start us with signals blocked, which every child inherits: the WHIP
+    # server and Xvfb would then never see the SIGTERM that ends them.
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    work = args.work or os.path.dirname(os.path.abspath(args.json))
+    os.makedirs(work, exist_ok=True)
+    clip = os.path.join(work, "planner-screen.y4m")
+    record_clip(args.binary, clip, args.seconds + 2)
+    key = base64.b64encode(os.urandom(30)).decode()
+    port = 40000 + 2 * random.randrange(5000)
+    xvfb = screen_case.Xvfb() if shutil.which("Xvfb") else None
+    try:
+        rows = run(args.binary, clip, args.seconds, port, key, work, x11_display=xvfb.display if xvfb else None,
+                   whip=whip_case.available(), log=lambda m: print(m, file=sys.stderr, flush=True))
+    finally:
+        if xvfb:
+            xvfb.close()
+        os.remove(clip)
+    with open(args.json, "w") as f:
+        json.dump(rows, f, indent=1)
+    print(markdown(rows))
+
+
+if __name__ == "__main__":
+    main()
