@@ -219,6 +219,10 @@ public final class ShareSession: Sendable {
                 stats.targetBitrateKbps = kbps
                 for sink in sinks { sink.targetBitrateChanged(kbps: kbps, maximumKbps: rate.maximumKbps, at: now) }
             }
+            // A keyframe's burst is capped harder while the path holds the rate down.
+            do { try encoder!.setKeyframeCap(constrained: kbps < rate.maximumKbps) } catch {
+                throw .pipeline("keyframe cap: \(error)")
+            }
             let ask = encoderBitrate.askKbps(target: kbps)
             let current = stats.encoderBitrateKbps
             guard ask != current, abs(ask - current) * 50 >= current || kbps == rate.maximumKbps else { return }

@@ -41,9 +41,15 @@ extension VP8Encoder {
         /// repeats PLIs, or many receivers behind an SFU, cannot make every frame a keyframe.
         public var minimumKeyframeRequestIntervalMicroseconds: Int64 = 500_000
         /// Largest keyframe as a percentage of the average frame at the target rate
-        /// (`VP8E_SET_MAX_INTRA_BITRATE_PCT`); caps the burst a keyframe puts on the link: 300 %
-        /// is 150 ms of the target at 20 fps, inside a shallow bottleneck queue. 0: no cap.
-        public var maxKeyframeSizePercent: Int = 300
+        /// (`VP8E_SET_MAX_INTRA_BITRATE_PCT`), while the share runs at its configured rate. 0: no
+        /// cap. A coarser keyframe costs more later: on screen content the frames after it
+        /// refine the still picture, so at 300 % a 720p screen share sent twice the bits of
+        /// 900 % (0.55 against 0.26 Mbit/s, `bench/run`'s screen case).
+        public var maxKeyframeSizePercent: Int = 900
+        /// The cap while the network holds the rate below the configured one
+        /// (`setKeyframeCap(constrained:)`): 300 % is 150 ms of the target at 20 fps, a burst a
+        /// shallow bottleneck queue takes.
+        public static let constrainedKeyframeSizePercent = 300
 
         /// Quantizer range, 0 (best) ... 63 (worst). The whole range up: busy content on a thin
         /// path is better coarse than dropped (at 56, 720p moving content at 1 Mbit/s overshot

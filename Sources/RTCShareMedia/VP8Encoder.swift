@@ -36,6 +36,8 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
 
     private var keyframePending = false
     private var lastAcceptedRequestMicroseconds: Int64?
+    /// `VP8E_SET_MAX_INTRA_BITRATE_PCT` in force (`setKeyframeCap(constrained:)`); -1 before init.
+    private var keyframeCapPercent = -1
     /// Frames out since the last keyframe, that keyframe included.
     private var framesSinceKeyframe = 0
     private var lastEncoderPts: Int64?
@@ -110,6 +112,7 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         self.codecConfig = codecConfig
         self.image = image
         self.configuration = configuration
+        keyframeCapPercent = configuration.maxKeyframeSizePercent
     }
 
     deinit {
@@ -135,6 +138,17 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         codecConfig.pointee.rc_target_bitrate = UInt32(kbps)
         try MediaError.check(vpx: vpx_codec_enc_config_set(context, codecConfig), context: context)
         configuration.bitrateKbps = kbps
+    }
+
+    /// Keyframes capped at `Configuration.constrainedKeyframeSizePercent` while the network
+    /// holds the rate below the configured one, at the configured `maxKeyframeSizePercent`
+    /// otherwise (from the next keyframe on).
+    public mutating func setKeyframeCap(constrained: Bool) throws(MediaError) {
+        let percent = constrained ? Configuration.constrainedKeyframeSizePercent : configuration.maxKeyframeSizePercent
+        guard percent != keyframeCapPercent else { return }
+        try MediaError.check(vpx: rtcs_vpx_control_int(context, Int32(VP8E_SET_MAX_INTRA_BITRATE_PCT.rawValue), Int32(percent)),
+                             context: context)
+        keyframeCapPercent = percent
     }
 
     /// Asks for the next frame to be a keyframe (a PLI or FIR arrived at `now`, on any

@@ -114,6 +114,19 @@ public enum VideoEncoder: ~Copyable, @unchecked Sendable {
         }
     }
 
+    /// VP8: keyframes capped harder while the network holds the rate below the configured one
+    /// (`VP8Encoder.setKeyframeCap(constrained:)`). H.264: openh264 has no such cap; nothing.
+    public mutating func setKeyframeCap(constrained: Bool) throws(MediaError) {
+        switch consume self {
+        case .vp8(var e):
+            let result = Result { () throws(MediaError) in try e.setKeyframeCap(constrained: constrained) }
+            self = .vp8(e)
+            try result.get()
+        case .h264(let e):
+            self = .h264(e)
+        }
+    }
+
     @discardableResult
     public mutating func requestKeyframe(nowMicroseconds now: Int64) -> KeyframeRequestOutcome {
         switch consume self {

@@ -115,6 +115,31 @@ import Testing
         #expect((700...1500).contains(high), "\(high) kbit/s for a 1200 kbit/s target")
     }
 
+    /// While the network holds the rate down, a keyframe's burst is capped at 300 % of an
+    /// average frame; at the configured rate it may be up to 900 % (a finer picture that the
+    /// frames after it need not refine).
+    @Test func aConstrainedShareCapsItsKeyframesHarder() throws {
+        let rig = try EncodeRig(width: 640, height: 360, busy: true)
+        /// The size of a keyframe forced after 20 frames at 600 kbit/s, 30 fps.
+        func keyframeBytes(constrained: Bool) throws -> Int {
+            var encoder = try VP8Encoder(.init(width: 640, height: 360, bitrateKbps: 600))
+            try encoder.setKeyframeCap(constrained: constrained)
+            var size = 0
+            for i in 0..<21 {
+                if i == 20 { encoder.requestKeyframe(nowMicroseconds: 10_000_000) }
+                let slot = try rig.frame(i)
+                try encoder.encode(slot) { if i == 20 && $0.isKeyframe { size = $0.bytes.count } }
+            }
+            return size
+        }
+        let average = 600_000 / 8 / 30  // bytes of an average frame
+        let free = try keyframeBytes(constrained: false), capped = try keyframeBytes(constrained: true)
+        #expect(capped > 0 && free > 0)
+        #expect(capped <= average * VP8Encoder.Configuration.constrainedKeyframeSizePercent / 100 * 5 / 4,
+                "capped keyframe \(capped) B, average frame \(average) B")
+        #expect(free > capped * 3 / 2, "free \(free) B, capped \(capped) B")
+    }
+
     @Test func frameOfAnotherSizeOrFormatIsRefused() throws {
         let rig = try EncodeRig(width: 320, height: 180)
         var encoder = try VP8Encoder(.init(width: 640, height: 360, bitrateKbps: 500))

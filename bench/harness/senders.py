@@ -21,6 +21,9 @@ MTU = 1200
 DIFFERENCES = [
     "screen-content mode: rtcshare sets VP8E_SET_SCREEN_CONTENT_MODE (its default for screens); "
     "ffmpeg 5.1 and GStreamer 1.22 vp8enc expose no such option",
+    "quantizer: rtcshare 2..63 (coarse rather than dropped on a thin path), ffmpeg and GStreamer 2..56; "
+    "keyframe cap: 900 % for all while the rate is the configured one (rtcshare lowers its cap to 300 % "
+    "while the network holds the rate below it, which never happens on loopback)",
     "token partitions: rtcshare and GStreamer use 4; ffmpeg 5.1 exposes none (libvpx default: 1)",
     "rate buffer optimum: rtcshare and GStreamer 600 ms; ffmpeg derives it (5/6 of the buffer, 833 ms)",
     "keyframes: rtcshare forces one every 3 s (libvpx's own placement off); ffmpeg and GStreamer "
