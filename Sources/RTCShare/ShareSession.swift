@@ -449,7 +449,8 @@ public final class ShareSession: Sendable {
                     encodedBeforeKbps = targetFell ? 0 : encodedKbps
                     encodedKbps = Int((stats.encodedBytes - encodedBytesAtLastSecond) * 8 / 1000)
                     encodedBytesAtLastSecond = stats.encodedBytes
-                    let sentBytes = sinks.lazy.compactMap { $0.transportStats }.first?.bytesSent
+                    let transport = sinks.lazy.compactMap { $0.transportStats }.first
+                    let sentBytes = transport?.bytesSent
                     var sentKbps: Int? = nil
                     if let sentBytes, let before = sentBytesAtLastSecond { sentKbps = Int((sentBytes &- before) * 8 / 1000) }
                     sentBytesAtLastSecond = sentBytes
@@ -482,7 +483,7 @@ public final class ShareSession: Sendable {
                     stats.sourceRestarts = watchdog.counters.restarts
                     stats.wakeups = loop.wakeups
                     onEvent(.progress(ShareProgress(
-                        stats: stats, transport: sinks.lazy.compactMap { $0.transportStats }.first,
+                        stats: stats, transport: transport,
                         residentBytes: resident, peakResidentBytes: PeakMemory.residentBytes())))
                 }
                 // Wait for a frame, feedback or a request from another thread, or the next
@@ -536,14 +537,11 @@ extension ShareSession {
         preparedEncoder.withLock { $0 = encoder.take() }
     }
 
-    /// `reclaiming`: give back the encoder's start-up zero pages (only while no other thread of
-    /// the share runs: not for an encoder made mid-share).
-    private func makeEncoder(_ codec: VideoCodec, _ output: PictureSize,
-                             reclaiming: Bool = true) throws(ShareError) -> VideoEncoder {
+    private func makeEncoder(_ codec: VideoCodec, _ output: PictureSize) throws(ShareError) -> VideoEncoder {
         do {
             return try VideoEncoder(codec: codec, width: output.width, height: output.height,
                                     bitrateKbps: configuration.bitrateKbps, frameRate: configuration.framesPerSecond,
-                                    reclaimStartupZeroPages: reclaiming && configuration.reclaimEncoderStartupMemory)
+                                    reclaimStartupZeroPages: configuration.reclaimEncoderStartupMemory)
         } catch {
             throw .output("\(codec) encoder: \(error)")
         }

@@ -294,13 +294,8 @@ public final class RTPSender {
     private func sendFromHistory(_ sequence: UInt16, at now: MediaTime, _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
         let sent: Bool? = history.withPacket(sequence) { (original: UnsafeRawBufferPointer) -> Bool in
             scratch.copyMemory(from: original)
-            let tw = nextTransportSequence()
             do {
-                try RTPExtensionValues.rewriteSendElements(
-                    packet: scratch, length: original.count, map: extensionMap,
-                    transportSequenceNumber: tw, absSendTime: absSendTime(now))
-                let n = try protectAndTransmit(length: original.count, rtcp: false, route: .videoRTP, transmit)
-                sentLog.sent(tw, at: now.microseconds, bytes: n)
+                try sendScratch(length: original.count, at: now, transmit)
                 return true
             } catch {
                 stats.sendDrops += 1
@@ -310,14 +305,18 @@ public final class RTPSender {
         if sent == nil { stats.pacedPacketsExpired += 1 }
     }
 
-    /// Sends the video packet in `scratch` now (not paced): its transport-wide sequence number
-    /// and send time written first.
-    private func sendScratch(length: Int, at now: MediaTime, _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) throws(RTPError) {
+    /// Sends the video packet in `scratch` now: a fresh transport-wide sequence number and the
+    /// send time written first, the send logged for feedback. `outsidePacer` (a resend): also
+    /// charged to the pacer, so queued video waits for it. Returns the bytes handed on.
+    @discardableResult
+    private func sendScratch(length: Int, outsidePacer: Bool = false, at now: MediaTime,
+                             _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) throws(RTPError) -> Int {
         let tw = nextTransportSequence()
         try RTPExtensionValues.rewriteSendElements(packet: scratch, length: length, map: extensionMap,
                                                    transportSequenceNumber: tw, absSendTime: absSendTime(now))
         let n = try protectAndTransmit(length: length, rtcp: false, route: .videoRTP, transmit)
-        sentLog.sent(tw, at: now.microseconds, bytes: n)
+        if outsidePacer { sentUnpaced(tw, bytes: n, at: now) } else { sentLog.sent(tw, at: now.microseconds, bytes: n) }
+        return n
     }
 
     /// A packet sent outside the pacer's queue (audio, a retransmission): logged for feedback,
@@ -570,13 +569,8 @@ public final class RTPSender {
                 }
                 // A resend is a new packet on the wire: a fresh transport-wide sequence number
                 // and send time (the RTP sequence number and payload stay the original's).
-                let tw = nextTransportSequence()
-                try RTPExtensionValues.rewriteSendElements(
-                    packet: scratch, length: length, map: extensionMap,
-                    transportSequenceNumber: tw, absSendTime: absSendTime(now))
                 let before = stats.bytesSent
-                let n = try protectAndTransmit(length: length, rtcp: false, route: .videoRTP, transmit)
-                sentUnpaced(tw, bytes: n, at: now)
+                try sendScratch(length: length, outsidePacer: true, at: now, transmit)
                 stats.packetsRetransmitted += 1
                 stats.bytesRetransmitted += stats.bytesSent - before
                 recentResends.note(sequence, nowMicroseconds: t)
@@ -616,15 +610,14 @@ public final class RTPSender {
     /// When `poll` has something to send next; nil: nothing scheduled.
     public var nextDeadline: MediaTime? {
         guard connected else { return nil }
-        var earliest: MediaTime?
-        for candidate in [nextVideoReport, nextAudioReport, feedbackWatch.deadline] {
-            if let c = candidate { earliest = min(earliest ?? c, c) }
+        // Asked at every wake-up of the loop: no array, just the four candidates in turn.
+        func earlier(_ a: MediaTime?, _ b: MediaTime?) -> MediaTime? {
+            guard let a else { return b }
+            guard let b else { return a }
+            return min(a, b)
         }
-        if let t = pacer.nextSendTime {
-            let due = MediaTime(microseconds: t)
-            earliest = min(earliest ?? due, due)
-        }
-        return earliest
+        let paced = pacer.nextSendTime.map { MediaTime(microseconds: $0) }
+        return earlier(earlier(nextVideoReport, nextAudioReport), earlier(feedbackWatch.deadline, paced))
     }
 
     /// RFC 3550 §6.3.5: the interval randomised to 0.5...1.5 of its nominal second, so reports
