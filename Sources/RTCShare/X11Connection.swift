@@ -56,12 +56,7 @@ struct X11Connection: ~Copyable {
         let screen: (root: xcb_window_t, width: Int, height: Int)
         do throws(SourceError) {
             screen = try Self.checkScreen(c, number: Int(screenNumber), display: display)
-            // Asked by name: libxcb's own extension record is a C global Swift 6 will not touch.
-            let name = "MIT-SHM"
-            let query = xcb_query_extension(c, UInt16(name.utf8.count), name)
-            let ext = xcb_query_extension_reply(c, query, nil)
-            defer { free(ext) }
-            guard let ext, ext.pointee.present != 0 else {
+            guard Self.queryExtension(c, "MIT-SHM") != nil else {
                 throw SourceError("x11: MIT-SHM not available on \(display)")
             }
         } catch {
@@ -182,11 +177,7 @@ struct X11Connection: ~Copyable {
     /// False where the server has no DAMAGE extension: captures then read the whole screen
     /// each time.
     mutating func watchDamage() -> Bool {
-        let name = "DAMAGE"
-        let query = xcb_query_extension(connection, UInt16(name.utf8.count), name)
-        guard let ext = xcb_query_extension_reply(connection, query, nil) else { return false }
-        defer { free(ext) }
-        guard ext.pointee.present != 0 else { return false }
+        guard let ext = Self.queryExtension(connection, "DAMAGE") else { return false }
         // The version must be asked before any other request of the extension.
         guard let version = xcb_damage_query_version_reply(connection, xcb_damage_query_version(connection, 1, 1), nil) else {
             return false
@@ -200,7 +191,7 @@ struct X11Connection: ~Copyable {
             return false
         }
         damage = id
-        damageEvent = ext.pointee.first_event &+ UInt8(XCB_DAMAGE_NOTIFY)
+        damageEvent = ext.first_event &+ UInt8(XCB_DAMAGE_NOTIFY)
         damageReported = true  // whatever the screen holds now has not been read yet
         return true
     }
@@ -220,10 +211,23 @@ struct X11Connection: ~Copyable {
     /// Reads every event the connection has queued, noting damage; the rest are dropped (none
     /// other is selected; the server may still send mapping notices).
     private mutating func readEvents() {
-        while let event = xcb_poll_for_event(connection) {
-            if event.pointee.response_type & 0x7f == damageEvent && damage != 0 { damageReported = true }
-            free(event)
+        while let event = xcb_poll_for_event(connection) { take(event) }
+    }
+
+    /// Notes a DamageNotify, frees the event.
+    private mutating func take(_ event: UnsafeMutablePointer<xcb_generic_event_t>) {
+        if damage != 0 && event.pointee.response_type & 0x7f == damageEvent { damageReported = true }
+        free(event)
+    }
+
+    /// Extension `name`'s record on `c` if the server has it (asked by name: libxcb's own
+    /// extension records are C globals Swift 6 will not touch).
+    private static func queryExtension(_ c: OpaquePointer, _ name: String) -> xcb_query_extension_reply_t? {
+        guard let reply = xcb_query_extension_reply(c, xcb_query_extension(c, UInt16(name.utf8.count), name), nil) else {
+            return nil
         }
+        defer { free(reply) }
+        return reply.pointee.present != 0 ? reply.pointee : nil
     }
 
     /// Waits until `deadline` for the reply to request `sequence`.
@@ -246,8 +250,7 @@ struct X11Connection: ~Copyable {
             }
             // Older libxcb only reads the socket when asked for an event: ask (damage is noted).
             if let event = xcb_poll_for_event(connection) {
-                if event.pointee.response_type & 0x7f == damageEvent && damage != 0 { damageReported = true }
-                free(event)
+                take(event)
                 continue
             }
             if xcb_connection_has_error(connection) != 0 { return .lost }
