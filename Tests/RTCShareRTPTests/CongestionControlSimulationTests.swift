@@ -148,9 +148,7 @@ import Testing
         try sim.run(until: .seconds(3))
         let under = try #require(sim.firstTarget(below: 1000), "targets \(sim.targets.suffix(10))")
         #expect(under <= .seconds(3))
-        sim.forward.bottleneckOffered = 0
-        sim.forward.bottleneckDropped = 0
-        sim.forward.maxQueueingDelay = .zero
+        sim.forward.resetBottleneckFigures()
         try sim.run(until: .seconds(30))
         let offered = sim.forward.bottleneckOffered, dropped = sim.forward.bottleneckDropped
         #expect(dropped * 100 < offered * 2, "bottleneck dropped \(dropped) of \(offered)")
@@ -173,9 +171,7 @@ import Testing
         try sim.run(until: .seconds(6))
         let under = try #require(sim.firstTarget(below: 1000))
         #expect(under <= .seconds(3))
-        sim.forward.bottleneckOffered = 0
-        sim.forward.bottleneckDropped = 0
-        sim.forward.maxQueueingDelay = .zero
+        sim.forward.resetBottleneckFigures()
         try sim.run(until: .seconds(30))
         let offered = sim.forward.bottleneckOffered, dropped = sim.forward.bottleneckDropped
         #expect(dropped * 100 < offered * 2, "bottleneck dropped \(dropped) of \(offered)")
@@ -195,11 +191,7 @@ import Testing
         let under = try #require(sim.firstTarget(below: 1000), "targets \(sim.targets.suffix(10))")
         #expect(under <= .seconds(3))
         try sim.run(until: .seconds(10))
-        sim.forward.bottleneckOffered = 0
-        sim.forward.bottleneckDropped = 0
-        sim.forward.maxQueueingDelay = .zero
-        sim.forward.queuedDatagrams = 0
-        sim.forward.totalQueueingDelay = .zero
+        sim.forward.resetBottleneckFigures()
         try sim.run(until: .seconds(40))
         let offered = sim.forward.bottleneckOffered, dropped = sim.forward.bottleneckDropped
         #expect(dropped * 100 < offered * 2, "bottleneck dropped \(dropped) of \(offered)")
@@ -245,7 +237,7 @@ import Testing
         #expect(sim.rate.targetKbps == 700)
         #expect(sim.sender.stats.transportFeedbackReceived == 0)
         #expect(sim.sender.delayBasedEstimator!.overuses == 0)
-        sim.forward.bottleneckDropped = 0
+        sim.forward.resetBottleneckFigures()
         try sim.run(until: .seconds(10))
         #expect(sim.forward.bottleneckDropped == 0)
     }

@@ -47,14 +47,20 @@ public struct LossyLink<Payload> {
     public private(set) var lost = 0
     public var bottleneck: Bottleneck?
     /// Datagrams offered to the bottleneck and those it dropped; the longest wait in its queue.
-    /// Settable, so a test can measure from a point on.
-    public var bottleneckOffered = 0
-    public var bottleneckDropped = 0
-    public var maxQueueingDelay = MediaDuration.zero
+    /// `resetBottleneckFigures()` lets a test measure from a point on.
+    public private(set) var bottleneckOffered = 0
+    public private(set) var bottleneckDropped = 0
+    public private(set) var maxQueueingDelay = MediaDuration.zero
     /// Datagrams that went through the bottleneck's queue, and their waits added up (their
     /// mean is how long the queue stood, where the longest wait is only its worst moment).
-    public var queuedDatagrams = 0
-    public var totalQueueingDelay = MediaDuration.zero
+    public private(set) var queuedDatagrams = 0
+    public private(set) var totalQueueingDelay = MediaDuration.zero
+
+    /// Starts the bottleneck's figures again from now (the queue itself is left as it is).
+    public mutating func resetBottleneckFigures() {
+        (bottleneckOffered, bottleneckDropped, maxQueueingDelay) = (0, 0, .zero)
+        (queuedDatagrams, totalQueueingDelay) = (0, .zero)
+    }
     private var random: SeededRandom
     private var inFlight: [(at: MediaTime, payload: Payload)] = []
     /// When the queue has serialized what it holds, and what it holds (departure, bytes).
