@@ -61,19 +61,7 @@ import Testing
     }
 
     @Test func transportCCHeaderByteTable() throws {
-        let bytes: [UInt8] = [
-            0x8F, 0xCD, 0x00, 0x06,                     // FMT=15, PT=205, length 6 (28 bytes)
-            0x00, 0x00, 0x00, 0x01,                     // sender
-            0x00, 0x00, 0x00, 0x02,                     // media
-            0x00, 0x0A,                                 // base sequence 10
-            0x00, 0x03,                                 // status count 3
-            0xFF, 0xFF, 0xFE,                           // reference time -2 (× 64 ms)
-            0x05,                                       // feedback packet count 5
-            0xD2, 0x00,                                 // two-bit vector: small, not received, large
-            0x04,                                       // small delta 4 (1 ms)
-            0xFF, 0xF8,                                 // large delta -8 (-2 ms)
-            0x00, 0x00, 0x00,                           // zero padding
-        ]
+        let bytes = RTCPTransportFeedbackTests.twoBitVector
         #expect(try items(bytes) == [.transportCC(RTCPTransportCCHeader(
             sender: 1, media: 2, baseSequence: 10, statusCount: 3, referenceTime: -2, feedbackCount: 5,
             packetInfo: 20..<28))])

@@ -18,20 +18,24 @@ import Testing
         return out
     }
 
+    /// One transport-cc packet, byte by byte: a two-bit status vector with a small delta, a
+    /// packet not received and a large negative delta (RTCPFeedbackTests reads its header).
+    static let twoBitVector: [UInt8] = [
+        0x8F, 0xCD, 0x00, 0x06,                     // FMT=15, PT=205, length 6 (28 bytes)
+        0x00, 0x00, 0x00, 0x01,                     // sender
+        0x00, 0x00, 0x00, 0x02,                     // media
+        0x00, 0x0A,                                 // base sequence 10
+        0x00, 0x03,                                 // status count 3
+        0xFF, 0xFF, 0xFE,                           // reference time -2 (× 64 ms)
+        0x05,                                       // feedback packet count 5
+        0xD2, 0x00,                                 // 1 1 | 01 00 10 00 00 00 00: small, not received, large
+        0x04,                                       // small delta 4 (1 ms)
+        0xFF, 0xF8,                                 // large delta -8 (-2 ms)
+        0x00, 0x00, 0x00,                           // zero padding
+    ]
+
     @Test func twoBitVectorByteTable() throws {
-        let bytes: [UInt8] = [
-            0x8F, 0xCD, 0x00, 0x06,                     // FMT=15, PT=205, length 6 (28 bytes)
-            0x00, 0x00, 0x00, 0x01,                     // sender
-            0x00, 0x00, 0x00, 0x02,                     // media
-            0x00, 0x0A,                                 // base sequence 10
-            0x00, 0x03,                                 // status count 3
-            0xFF, 0xFF, 0xFE,                           // reference time -2 (× 64 ms)
-            0x05,                                       // feedback packet count 5
-            0xD2, 0x00,                                 // 1 1 | 01 00 10 00 00 00 00: small, not received, large
-            0x04,                                       // small delta 4 (1 ms)
-            0xFF, 0xF8,                                 // large delta -8 (-2 ms)
-            0x00, 0x00, 0x00,                           // zero padding
-        ]
+        let bytes = Self.twoBitVector
         let fb = RTCPTransportFeedback(sender: 1, media: 2, baseSequence: 10, referenceTime: -2, feedbackCount: 5,
                                        statuses: [.received(deltaTicks: 4), .notReceived, .received(deltaTicks: -8)])
         #expect(try fb.serialized() == bytes)
