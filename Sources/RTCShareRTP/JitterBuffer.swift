@@ -143,9 +143,7 @@ public struct JitterBuffer: ~Copyable {
         return n
     }
 
-    private func extend(_ seq: UInt16, around reference: Int64) -> Int64 {
-        reference + Int64(Int16(bitPattern: seq &- UInt16(truncatingIfNeeded: reference)))
-    }
+    private func extend(_ seq: UInt16, around reference: Int64) -> Int64 { seq.extended(around: reference) }
 
     private func slotIndex(_ e: Int64) -> Int { Int(truncatingIfNeeded: e) & (capacity - 1) }
 

@@ -97,7 +97,7 @@ public struct NackGenerator: Sendable {
 
     private func extend(_ seq: UInt16) -> Int64 {
         guard let h = highest else { return Int64(seq) + (1 << 16) }
-        return h + Int64(Int16(bitPattern: seq &- UInt16(truncatingIfNeeded: h)))
+        return seq.extended(around: h)
     }
 
     private func index(_ position: Int) -> Int { position % configuration.capacity }

@@ -83,8 +83,7 @@ public struct PacketHistory: ~Copyable {
 
     private func extend(_ seq: UInt16) -> Int64 {
         guard let h = highest else { return Int64(seq) }
-        let delta = Int16(bitPattern: seq &- UInt16(truncatingIfNeeded: h))
-        return h + Int64(delta)
+        return seq.extended(around: h)
     }
 
     /// Stores a copy of an RTP packet as sent (before SRTP), keyed by the sequence number in

@@ -41,8 +41,7 @@ public struct TransportFeedbackRecorder: Sendable {
     /// The sequence number `seq` nearest to the newest seen (RFC 3550 A.1's unwrapping).
     private func unwrap(_ seq: UInt16) -> Int64 {
         guard let h = highest else { return Int64(seq) + (1 << 16) }
-        let delta = Int64(Int16(bitPattern: seq &- UInt16(truncatingIfNeeded: h)))
-        return h + delta
+        return seq.extended(around: h)
     }
 
     /// A packet carrying transport-wide sequence number `seq` arrived at `now`.
