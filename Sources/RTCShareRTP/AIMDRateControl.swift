@@ -8,6 +8,12 @@ import Glibc
 //   per round trip (10...200 ms): the queue needs that long to show the cut. Then hold. When the
 //   queue is already long (queueing delay above 50 ms), the cut is deeper, down to half the
 //   acknowledged rate for a half-second queue, so it drains within a couple of seconds.
+//   That deeper part is for draining only: once the queue is gone (the next increase, which
+//   waits for a queue under `standingQueueMicroseconds`) the estimate returns at once to where
+//   the plain cut would have put it (0.85 × the base). Without that it crawled back additively
+//   from a third of the path's rate: a share starting at 2.5 Mbit/s into a 1 Mbit/s path with
+//   a 250 ms queue sat at 316 kbit/s, took 8 s to reach 570, and its encoder, asked for
+//   ~200 kbit/s of 720p, dropped most frames.
 //   A standing queue (`DelayBasedEstimator`: high and flat, the sender above the path's rate
 //   for long) is cut from the estimate itself when that is below the acknowledged rate: the
 //   acknowledged rate is then the path's capacity, which is what keeps the queue full.
@@ -47,6 +53,8 @@ public struct AIMDRateControl: Sendable, Equatable {
     public private(set) var decreases = 0
     private var capacity = LinkCapacity()
     private var lastChange: Int64?
+    /// Where the estimate returns once a drain cut has emptied the queue (bit/s).
+    public private(set) var afterDrainBitsPerSecond: Double?
 
     public init(startBitsPerSecond: Double, minimumBitsPerSecond: Double, maximumBitsPerSecond: Double) {
         self.minimumBitsPerSecond = minimumBitsPerSecond
@@ -90,6 +98,10 @@ public struct AIMDRateControl: Sendable, Equatable {
                 next = bitsPerSecond + max(bitsPerSecond * (pow(Self.multiplicativeGrowthPerSecond, dt) - 1), 1_000 * dt)
             }
             if let acknowledged { next = max(bitsPerSecond, min(next, 1.5 * acknowledged + 10_000)) }
+            if let afterDrain = afterDrainBitsPerSecond {
+                next = max(next, afterDrain)
+                afterDrainBitsPerSecond = nil
+            }
             bitsPerSecond = next
             lastChange = now
         case .decrease:
@@ -101,7 +113,9 @@ public struct AIMDRateControl: Sendable, Equatable {
                 base = max(base, Self.decreaseFactor * bitsPerSecond)
             }
             let drain = max(0.5, 1 - Double(max(queueing - 50_000, 0)) / 500_000)
+            let plain = min(Self.decreaseFactor * base, bitsPerSecond)
             bitsPerSecond = min(Self.decreaseFactor * drain * base, bitsPerSecond)
+            afterDrainBitsPerSecond = plain > bitsPerSecond ? min(plain, maximumBitsPerSecond) : nil
             if let acknowledged {
                 if let lower = capacity.lowerBound, acknowledged < lower { capacity = LinkCapacity() }
                 capacity.add(acknowledged)

@@ -72,6 +72,28 @@ import Testing
         r.update(.underusing, acknowledged: 850_000, roundTrip: 50_000, now: 4_000_000)
         #expect(r.bitsPerSecond == before)
     }
+
+    @Test func aCutDeepenedToDrainAQueueReturnsToThePlainCutOnceTheQueueIsGone() {
+        // A start far above a 1 Mbit/s path: 300 ms of queue when overuse is seen.
+        var r = AIMDRateControl(startBitsPerSecond: 2_500_000, minimumBitsPerSecond: 100_000, maximumBitsPerSecond: 2_500_000)
+        r.update(.overusing, acknowledged: 1_000_000, roundTrip: 340_000, queueing: 300_000, now: 0)
+        #expect(r.bitsPerSecond == 0.85 * 0.5 * 1_000_000, "deep enough to drain: \(r.bitsPerSecond)")
+        #expect(r.afterDrainBitsPerSecond == 850_000)
+        // Draining (underuse), then normal with the queue still long: held down.
+        r.update(.underusing, acknowledged: 500_000, roundTrip: 300_000, queueing: 200_000, now: 300_000)
+        r.update(.normal, acknowledged: 450_000, roundTrip: 200_000, queueing: 90_000, now: 600_000)
+        #expect(r.bitsPerSecond == 425_000 && r.state == .hold)
+        // The queue is gone: back to the plain cut at once, then additive growth from there.
+        r.update(.normal, acknowledged: 430_000, roundTrip: 50_000, queueing: 10_000, now: 900_000)
+        #expect(r.bitsPerSecond >= 850_000 && r.bitsPerSecond < 860_000, "\(r.bitsPerSecond)")
+        #expect(r.afterDrainBitsPerSecond == nil)
+        r.update(.normal, acknowledged: 850_000, roundTrip: 50_000, queueing: 10_000, now: 1_900_000)
+        #expect(r.bitsPerSecond > 860_000 && r.bitsPerSecond < 920_000, "additive near capacity: \(r.bitsPerSecond)")
+        // A cut with no queue to drain leaves nothing to return to.
+        var shallow = AIMDRateControl(startBitsPerSecond: 2_000_000, minimumBitsPerSecond: 100_000, maximumBitsPerSecond: 3_000_000)
+        shallow.update(.overusing, acknowledged: 1_000_000, roundTrip: 50_000, queueing: 20_000, now: 0)
+        #expect(shallow.bitsPerSecond == 850_000 && shallow.afterDrainBitsPerSecond == nil)
+    }
 }
 
 /// An overuse verdict while the encoder offers much less than the estimate (big frames at a low
