@@ -24,6 +24,8 @@ public final class ShareSession: Sendable {
     private let onEvent: @Sendable (ShareEvent) -> Void
     /// The encoder made before everything else (`prepareEncoder`), which `run` takes.
     private let preparedEncoder = Mutex<VideoEncoder?>(nil)
+    /// How long after media starts the path counts as untried (keyframes capped harder).
+    static let untriedPath = MediaDuration.seconds(2)
 
     public init(configuration: ShareConfiguration,
                 onEvent: @escaping @Sendable (ShareEvent) -> Void = { _ in }) {
@@ -212,6 +214,12 @@ public final class ShareSession: Sendable {
             frameRateHeldSeconds = pacer.framesPerSecond == before ? frameRateHeldSeconds + 1 : 0
             stats.targetFramesPerSecond = pacer.framesPerSecond
         }
+        // Until this time the path has not shown it takes the configured rate: the first
+        // keyframes go out before any feedback (and a server asks for several at the start), and
+        // at the configured rate's cap each is a burst a thin path's queue cannot take (a 140 KB
+        // keyframe into a 1 Mbit/s path with a 250 ms queue) — and more packets than some
+        // receivers' jitter buffers hold. Media start (a WHIP connection) moves it.
+        var pathTriedAt = startedAt + Self.untriedPath
         func applyRate(at now: MediaTime) throws(ShareError) {
             let kbps = rate.targetKbps
             if kbps != sinksKbps {
@@ -219,8 +227,9 @@ public final class ShareSession: Sendable {
                 stats.targetBitrateKbps = kbps
                 for sink in sinks { sink.targetBitrateChanged(kbps: kbps, maximumKbps: rate.maximumKbps, at: now) }
             }
-            // A keyframe's burst is capped harder while the path holds the rate down.
-            do { try encoder!.setKeyframeCap(constrained: kbps < rate.maximumKbps) } catch {
+            // A keyframe's burst is capped harder while the path holds the rate down, and while
+            // the path is untried (`pathTriedAt`).
+            do { try encoder!.setKeyframeCap(constrained: kbps < rate.maximumKbps || now < pathTriedAt) } catch {
                 throw .pipeline("keyframe cap: \(error)")
             }
             let ask = encoderBitrate.askKbps(target: kbps)
@@ -231,6 +240,7 @@ public final class ShareSession: Sendable {
             if kbps != targetAtLastChange { stats.bitrateChanges += 1 }
             targetAtLastChange = kbps
         }
+        try applyRate(at: startedAt)
         var nextProgress = startedAt + .seconds(1)
         onEvent(.started)
 
@@ -395,7 +405,10 @@ public final class ShareSession: Sendable {
                 for sink in sinks {
                     let requests = try sink.service(at: now)
                     for line in sink.takeNotices() { onEvent(.notice(line)) }
-                    if requests.mediaStarted { keyframeNow = true }
+                    if requests.mediaStarted {
+                        keyframeNow = true
+                        pathTriedAt = now + Self.untriedPath
+                    }
                     switch requests.feedback {
                     case .silent(let ms)?: onEvent(.receiverSilent(output: sink.name, milliseconds: ms))
                     case .resumed(let ms)?: onEvent(.receiverHeardAgain(output: sink.name, afterMilliseconds: ms))
