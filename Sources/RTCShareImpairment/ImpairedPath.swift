@@ -25,6 +25,12 @@ import RTCShareCore
 public struct ImpairedPath<Payload, Random: RandomNumberGenerator> {
     public let profile: ImpairmentProfile
     public private(set) var statistics = ImpairmentStatistics()
+    /// The same counts for the datagrams handed in `settleAfter` or later after the first one
+    /// (nil without `settleAfter`, or before then): a path's figures once a sender has had
+    /// time to find its rate, apart from the start's.
+    public private(set) var settledStatistics: ImpairmentStatistics?
+    public let settleAfter: MediaDuration?
+    private var firstSubmitted: MediaTime?
     private var random: Random
     private var bursts: GilbertElliottLoss
     /// When the bandwidth cap's link is free again, and the queue's (finish time, bytes).
@@ -44,8 +50,9 @@ public struct ImpairedPath<Payload, Random: RandomNumberGenerator> {
         case delivered(at: MediaTime, duplicated: Bool)
     }
 
-    public init(profile: ImpairmentProfile, random: Random) {
+    public init(profile: ImpairmentProfile, random: Random, settleAfter: MediaDuration? = nil) {
         self.profile = profile
+        self.settleAfter = settleAfter
         self.random = random
         bursts = GilbertElliottLoss(lossFraction: profile.burstLossPercent / 100,
                                     meanBurstLength: profile.meanBurstLength)
@@ -58,13 +65,15 @@ public struct ImpairedPath<Payload, Random: RandomNumberGenerator> {
     /// Hands in a datagram of `bytes` bytes sent at `now`.
     @discardableResult
     public mutating func submit(_ payload: Payload, bytes: Int, at now: MediaTime) -> Fate {
-        statistics.received += 1
-        statistics.bytesReceived += UInt64(bytes)
+        if firstSubmitted == nil { firstSubmitted = now }
+        if let settleAfter, settledStatistics == nil, let first = firstSubmitted, now - first >= settleAfter {
+            settledStatistics = ImpairmentStatistics()
+        }
+        record { $0.received += 1; $0.bytesReceived += UInt64(bytes) }
         let randomLoss = chance(profile.lossPercent)
         let burstLoss = profile.burstLossPercent > 0 && bursts.step(draw: Double.random(in: 0..<1, using: &random))
         if randomLoss || burstLoss {
-            statistics.lost += 1
-            statistics.bytesLost += UInt64(bytes)
+            record { $0.lost += 1; $0.bytesLost += UInt64(bytes) }
             return .lost
         }
         var departure = now
@@ -78,19 +87,18 @@ public struct ImpairedPath<Payload, Random: RandomNumberGenerator> {
                 queueHead = 0
             }
             guard queuedBytes + bytes <= profile.queueBytes else {
-                statistics.tailDropped += 1
-                statistics.bytesTailDropped += UInt64(bytes)
+                record { $0.tailDropped += 1; $0.bytesTailDropped += UInt64(bytes) }
                 return .tailDropped
             }
             let start = max(now, linkFreeAt)
-            statistics.queueDelay.add(microseconds: (start - now).microseconds)
+            record { $0.queueDelay.add(microseconds: (start - now).microseconds) }
             let serialisation = (Int64(bytes) * 8 * 1_000_000 + Int64(rate) - 1) / Int64(rate)
             departure = start + .microseconds(serialisation)
             linkFreeAt = departure
             queue.append((departure, bytes))
             queuedBytes += bytes
         } else {
-            statistics.queueDelay.add(microseconds: 0)
+            record { $0.queueDelay.add(microseconds: 0) }
         }
         var delay = profile.delay.microseconds
         if profile.jitter.microseconds > 0 {
@@ -100,22 +108,25 @@ public struct ImpairedPath<Payload, Random: RandomNumberGenerator> {
         var arrival = departure + .microseconds(delay)
         if chance(profile.reorderPercent) {
             arrival = max(arrival, lastInOrder) + profile.reorderDelay
-            statistics.reordered += 1
+            record { $0.reordered += 1 }
         } else {
             arrival = max(arrival, lastInOrder)
             lastInOrder = arrival
         }
         let duplicated = chance(profile.duplicatePercent)
         hold(payload, at: arrival)
-        statistics.forwarded += 1
-        statistics.bytesForwarded += UInt64(bytes)
+        record { $0.forwarded += 1; $0.bytesForwarded += UInt64(bytes) }
         if duplicated {
             hold(payload, at: arrival)
-            statistics.duplicated += 1
-            statistics.forwarded += 1
-            statistics.bytesForwarded += UInt64(bytes)
+            record { $0.duplicated += 1; $0.forwarded += 1; $0.bytesForwarded += UInt64(bytes) }
         }
         return .delivered(at: arrival, duplicated: duplicated)
+    }
+
+    /// Counts into the whole run's figures and, once settled, the settled ones.
+    private mutating func record(_ update: (inout ImpairmentStatistics) -> Void) {
+        update(&statistics)
+        if settledStatistics != nil { update(&settledStatistics!) }
     }
 
     /// Keeps `held` sorted by arrival, a tie after what is there (so equal times keep the order).

@@ -20,13 +20,23 @@ public struct ImpairmentStatistics: Sendable, Equatable {
 
     public init() {}
 
-    /// One JSON object; `direction` names it.
-    public func json(direction: String) -> String {
+    /// One JSON object; `direction` names it. `settled`: the figures after the start
+    /// (`ImpairedPath.settledStatistics`), nested under "settled" with `settledAfterSeconds`.
+    public func json(direction: String, settled: ImpairmentStatistics? = nil, settledAfterSeconds: Double = 0) -> String {
+        var text = json(fieldsOf: "{\"direction\":\"\(direction)\",")
+        if let settled {
+            text.removeLast()
+            text += ",\"settled_after_s\":\(settledAfterSeconds),\"settled\":" + settled.json(fieldsOf: "{") + "}"
+        }
+        return text
+    }
+
+    private func json(fieldsOf opening: String) -> String {
         func ms(_ us: Int64) -> String {
             let tenths = (us + 50) / 100
             return "\(tenths / 10).\(tenths % 10)"
         }
-        return "{\"direction\":\"\(direction)\",\"received\":\(received),\"forwarded\":\(forwarded)"
+        return opening + "\"received\":\(received),\"forwarded\":\(forwarded)"
             + ",\"lost\":\(lost),\"tail_dropped\":\(tailDropped),\"duplicated\":\(duplicated)"
             + ",\"reordered\":\(reordered),\"queue_delay_p50_ms\":\(ms(queueDelay.percentile(50)))"
             + ",\"queue_delay_p99_ms\":\(ms(queueDelay.percentile(99)))"

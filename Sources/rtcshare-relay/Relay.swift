@@ -24,11 +24,12 @@ final class Relay: Sendable {
     private let streams: [Stream]
     private let profiles: (toReceiver: ImpairmentProfile, toSender: ImpairmentProfile)
     private let seed: UInt64
+    private let settleAfter: MediaDuration?
     private let stopRequested = Atomic<Bool>(false)
     private let waker = Mutex<EventLoopWaker?>(nil)
 
     init(pairs: [(listen: SocketAddress, forward: SocketAddress)], toReceiver: ImpairmentProfile,
-         toSender: ImpairmentProfile, seed: UInt64) throws(SocketError) {
+         toSender: ImpairmentProfile, seed: UInt64, settleAfter: MediaDuration? = nil) throws(SocketError) {
         var s: [Stream] = []
         for pair in pairs {
             let front = try UDPSocket(bindingTo: pair.listen, sendBufferBytes: 4 << 20)
@@ -39,6 +40,7 @@ final class Relay: Sendable {
         streams = s
         profiles = (toReceiver, toSender)
         self.seed = seed
+        self.settleAfter = settleAfter
     }
 
     func stop() {
@@ -46,12 +48,19 @@ final class Relay: Sendable {
         waker.withLock { $0?.wake() }
     }
 
-    /// Relays until `stop()` or the duration; returns each direction's statistics.
-    func run(durationMicroseconds: Int64?) -> (ImpairmentStatistics, ImpairmentStatistics) {
-        var toReceiver = ImpairedPath<Datagram, SplitMix64>(profile: profiles.toReceiver, random: SplitMix64(seed: seed))
+    /// One direction's figures: the whole run's, and those after the settling time if given.
+    typealias Figures = (whole: ImpairmentStatistics, settled: ImpairmentStatistics?)
+
+    /// Relays until `stop()` or the duration; returns each direction's figures.
+    func run(durationMicroseconds: Int64?) -> (toReceiver: Figures, toSender: Figures) {
+        var toReceiver = ImpairedPath<Datagram, SplitMix64>(profile: profiles.toReceiver, random: SplitMix64(seed: seed),
+                                                            settleAfter: settleAfter)
         var toSender = ImpairedPath<Datagram, SplitMix64>(profile: profiles.toSender,
-                                                          random: SplitMix64(seed: seed &+ 0x5EED))
-        guard let events = try? EventLoop() else { return (toReceiver.statistics, toSender.statistics) }
+                                                          random: SplitMix64(seed: seed &+ 0x5EED), settleAfter: settleAfter)
+        func figures() -> (toReceiver: Figures, toSender: Figures) {
+            ((toReceiver.statistics, toReceiver.settledStatistics), (toSender.statistics, toSender.settledStatistics))
+        }
+        guard let events = try? EventLoop() else { return figures() }
         for (i, s) in streams.enumerated() {
             try? events.watch(s.front.descriptor, token: 2 * i)
             try? events.watch(s.back.descriptor, token: 2 * i + 1)
@@ -86,6 +95,6 @@ final class Relay: Sendable {
                 }
             }
         }
-        return (toReceiver.statistics, toSender.statistics)
+        return figures()
     }
 }

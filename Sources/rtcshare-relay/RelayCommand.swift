@@ -34,6 +34,9 @@ struct RelayCommand: ParsableCommand {
     @Option(help: "Stop after this many seconds (default: until SIGINT/SIGTERM).")
     var duration: Double?
 
+    @Option(help: ArgumentHelp("Also report each direction's figures for what came this many seconds after its first datagram (\"settled\": a sender's convergence left out).", valueName: "seconds"))
+    var settle: Double?
+
     @Option(help: ArgumentHelp("Random loss towards the receiver, percent.", valueName: "percent"))
     var loss = 0.0
     @Option(name: .customLong("burst-loss"), help: ArgumentHelp("Bursty (Gilbert-Elliott) loss towards the receiver, long-run percent.", valueName: "percent"))
@@ -122,6 +125,9 @@ struct RelayCommand: ParsableCommand {
             if let duration, !(duration > 0 && duration <= 366 * 86_400) {
                 throw ImpairmentError("--duration must be a positive number of seconds")
             }
+            if let settle, !(settle >= 0 && settle <= 86_400) {
+                throw ImpairmentError("--settle must be 0...86400 seconds")
+            }
             toReceiver = try Self.profile(loss: loss, burstLoss: burstLoss, burstLength: burstLength, delay: delay,
                                           jitter: jitter, reorder: reorder, duplicate: duplicate, rate: rate, queue: queue)
             toSender = try Self.profile(loss: backLoss, burstLoss: backBurstLoss, burstLength: backBurstLength,
@@ -132,7 +138,8 @@ struct RelayCommand: ParsableCommand {
         }
         let relay: Relay
         do {
-            relay = try Relay(pairs: pairs, toReceiver: toReceiver, toSender: toSender, seed: seed)
+            relay = try Relay(pairs: pairs, toReceiver: toReceiver, toSender: toSender, seed: seed,
+                              settleAfter: settle.map { .microseconds(Int64($0 * 1_000_000)) })
         } catch {
             Self.fail("\(error)")
         }
@@ -141,8 +148,11 @@ struct RelayCommand: ParsableCommand {
         Self.write("rtcshare-relay: relaying " + pairs.map { "\($0.listen) -> \($0.forward)" }.joined(separator: ", "),
                    to: STDERR_FILENO)
         let (forward, back) = relay.run(durationMicroseconds: duration.map { Int64($0 * 1_000_000) })
-        Self.write(forward.json(direction: "to-receiver"), to: STDOUT_FILENO)
-        Self.write(back.json(direction: "to-sender"), to: STDOUT_FILENO)
+        for (figures, direction) in [(forward, "to-receiver"), (back, "to-sender")] {
+            let settled = settle == nil ? nil : figures.settled ?? ImpairmentStatistics()
+            Self.write(figures.whole.json(direction: direction, settled: settled, settledAfterSeconds: settle ?? 0),
+                       to: STDOUT_FILENO)
+        }
     }
 
     static func fail(_ message: String) -> Never {

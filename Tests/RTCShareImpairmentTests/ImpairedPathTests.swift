@@ -126,6 +126,31 @@ import Testing
         #expect(json.contains("\"tail_dropped\":\(s.tailDropped)") && json.contains("\"queue_delay_max_ms\":"))
     }
 
+    @Test func theSettledFiguresLeaveTheStartOut() throws {
+        // 2 Mbit/s for 2 s, then 0.8 Mbit/s, into 1 Mbit/s with a 25 000-byte queue: the start
+        // fills the queue and drops; settled after 3 s, the figures see the drained queue only.
+        var p = ImpairmentProfile()
+        p.rateBitsPerSecond = 1_000_000
+        p.queueBytes = 25_000
+        var path = Path(profile: try p.validated(), random: SeededRandom(seed: 7), settleAfter: .seconds(3))
+        var now = MediaTime.seconds(10)
+        var i = 0
+        while now < .seconds(16) {
+            path.release(until: now) { _ in }
+            path.submit(i, bytes: 1000, at: now)
+            #expect((path.settledStatistics != nil) == (now >= .seconds(13)))
+            now += .milliseconds(now < .seconds(12) ? 4 : 10)
+            i += 1
+        }
+        let whole = path.statistics, settled = try #require(path.settledStatistics)
+        #expect(whole.tailDropped > 200 && whole.queueDelay.maximumMicroseconds > 150_000)
+        #expect(settled.received == 300 && settled.tailDropped == 0, "\(settled)")
+        #expect(settled.queueDelay.maximumMicroseconds < 10_000, "drained by 13 s: \(settled.queueDelay.maximumMicroseconds)")
+        let json = whole.json(direction: "to-receiver", settled: settled, settledAfterSeconds: 3)
+        #expect(json.hasPrefix("{\"direction\":\"to-receiver\",") && json.contains(",\"settled_after_s\":3.0,\"settled\":{\"received\":300,"))
+        #expect(json.hasSuffix("}}"))
+    }
+
     @Test func underTheCapNothingQueues() throws {
         var path = try Self.path { $0.rateBitsPerSecond = 10_000_000 }
         _ = Self.run(&path, count: 1_000, spacing: .milliseconds(2))
