@@ -14,7 +14,7 @@ Frame marker (DESIGN.md "The test source and its frame marker"): two rows of 32 
 8x16 px at the top left, row 1 the frame counter, row 2 the low 32 bits of the capture time;
 MSB first; a block is 1 when its mean luma is over 128 (the same reader as whip_server.py).
 
-The summary: video_frames, markers_read, first_counter / last_counter (of readable markers),
+The summary: video_frames, video_packets (RTP packets received), markers_read, first_counter / last_counter (of readable markers),
 counters and capture times (µs, marker row 2; up to 4000), the longest gap between two decoded
 frames and each gap over 200 ms (frame_gaps.py), sizes, audio_frames, the publisher's feed, Janus's subscribe offer and
 aiortc's answer, and an error if something failed.
@@ -190,6 +190,12 @@ async def main():
             s["error"] = str(e)
         finally:
             if pc is not None:
+                try:  # what Janus forwarded, decodable or not
+                    for st in (await pc.getStats()).values():
+                        if st.type == "inbound-rtp" and st.kind == "video":
+                            s["video_packets"] = st.packetsReceived
+                except Exception as e:
+                    log.info("no stats: %s", e)
                 await pc.close()
             s.pop("last_frame_at", None)
             with open(args.summary + ".tmp", "w") as f:
