@@ -195,6 +195,10 @@ public final class ShareSession: Sendable {
         // went on the wire in the last second.
         var encodedKbps = 0
         var encodedBeforeKbps = 0
+        // The share of its frames the encoder dropped in the last second and the one before.
+        var encoderDroppedShare = 0.0
+        var encoderDroppedShareBefore = 0.0
+        var encoderCountsAtLastSecond = (encoded: 0, dropped: 0)
         var encodedBytesAtLastSecond: UInt64 = 0
         var sentBytesAtLastSecond: UInt64? = nil
         var targetAtLastSecond = rate.targetKbps
@@ -209,7 +213,8 @@ public final class ShareSession: Sendable {
                 current: pacer.framesPerSecond, encodedKbps: encodedKbps, encodedBeforeKbps: encodedBeforeKbps,
                 targetKbps: rate.targetKbps,
                 configuredKbps: rate.maximumKbps, width: output.width, height: output.height,
-                configured: configuration.framesPerSecond, heldSeconds: frameRateHeldSeconds),
+                configured: configuration.framesPerSecond, heldSeconds: frameRateHeldSeconds,
+                encoderDropping: encoderDroppedShare >= 0.2 && encoderDroppedShareBefore >= 0.2),
                 governor?.frameRateCap ?? Int.max))
             frameRateHeldSeconds = pacer.framesPerSecond == before ? frameRateHeldSeconds + 1 : 0
             stats.targetFramesPerSecond = pacer.framesPerSecond
@@ -462,6 +467,11 @@ public final class ShareSession: Sendable {
                     encodedBeforeKbps = targetFell ? 0 : encodedKbps
                     encodedKbps = Int((stats.encodedBytes - encodedBytesAtLastSecond) * 8 / 1000)
                     encodedBytesAtLastSecond = stats.encodedBytes
+                    let encodedFrames = stats.encodedFrames - encoderCountsAtLastSecond.encoded
+                    let droppedFrames = stats.droppedByEncoder - encoderCountsAtLastSecond.dropped
+                    encoderCountsAtLastSecond = (stats.encodedFrames, stats.droppedByEncoder)
+                    encoderDroppedShareBefore = targetFell ? 0 : encoderDroppedShare
+                    encoderDroppedShare = Double(droppedFrames) / Double(max(encodedFrames + droppedFrames, 1))
                     let transport = sinks.lazy.compactMap { $0.transportStats }.first
                     let sentBytes = transport?.bytesSent
                     var sentKbps: Int? = nil

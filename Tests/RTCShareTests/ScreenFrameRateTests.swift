@@ -46,6 +46,21 @@ import Testing
         #expect(next(current: 10, encoded: 1500, target: 1500) == 20)
     }
 
+    @Test func anEncoderDroppingFramesToHoldItsRateSpendsTheTargetToo() {
+        func step(encoded: Int, dropping: Bool) -> Int {
+            ScreenFrameRate.next(current: 20, encodedKbps: encoded, encodedBeforeKbps: encoded, targetKbps: 717,
+                                 configuredKbps: 2500, width: 1280, height: 720, configured: 20,
+                                 encoderDropping: dropping)
+        }
+        // Busy 720p at a 717 kbit/s target: the encoder makes 60–76 % of it (the rest pays for
+        // audio and headers) and drops frames to do so. Fewer, even frames instead.
+        #expect(step(encoded: 500, dropping: true) == allowed(717))
+        #expect(allowed(717) == 13)
+        #expect(step(encoded: 500, dropping: false) == 20, "without drops: holds")
+        // Dropping while it makes little (under half the target) still says it spends it all.
+        #expect(step(encoded: 300, dropping: true) == 13)
+    }
+
     @Test func aLoweredRateIsHeldAFewSecondsBeforeItRises() {
         func step(_ current: Int, encoded: Int, before: Int, target: Int, held: Int) -> Int {
             ScreenFrameRate.next(current: current, encodedKbps: encoded, encodedBeforeKbps: before, targetKbps: target,
