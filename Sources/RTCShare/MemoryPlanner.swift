@@ -63,7 +63,8 @@ public enum MemoryPlanner {
     // /proc/PID/status every few ms and reading /proc/PID/smaps at each new high and mid-share.
     // A share's resident size goes through three phases, and its peak is the highest of them:
     //   start-up: the encoder opens before anything else of size is made, and libvpx zero-fills
-    //     its token buffer (`startupRuntimeBytes` + `vp8EncoderStartupBytes`);
+    //     its token buffer (`startupRuntimeBytes` + `vp8EncoderStartupBytes`; openh264 opens
+    //     larger than it runs too: `h264EncoderStartupBytes`);
     //   running: every item of the plan (`totalBytes`);
     //   closing (WHIP): the encoder has gone, libcurl is loaded again for the DELETE
     //     (`WHIPSink.closingHeapBytes`).
@@ -131,16 +132,22 @@ public enum MemoryPlanner {
     /// difference of the same share with `--audio testtone` and `--audio none`: 0.32–0.41 MiB
     /// (`--peer` and `--whip`, 640x360 and 1280x720), budget and heap 0.1 of it.
     public static let audioCodeBytes = 1 << 18
-    /// openh264 (2.3.1, screen-content realtime, one thread, one slice): its peak-RSS growth,
-    /// measured here against VP8's as the peak-RSS difference of the same release-build share
-    /// (`--size S --fps 20 --duration 6 --output x.ivf`): 2.3 MiB less than VP8 at 640x360,
-    /// 12.3 MiB less at 1280x720; linear in the pixel count like libvpx's (43 MiB at 1080p).
+    /// openh264 (2.3.1, screen-content realtime, one thread, one slice) once running: what it
+    /// keeps resident. It opens higher (`h264EncoderStartupBytes`) and gives ~12 MiB back at
+    /// 1280x720 after its first frames. Calibrated on the shipped build against the shares whose
+    /// peak is the running phase (`bench/harness/planner_case.py`, H.264 with audio: `--whip`
+    /// 26.1–27.2 / 36.8–36.9 MiB at 640x360 / 1280x720 in two runs, less the plan's other
+    /// items): 4.9 / 13.0 MiB.
     public static func h264EncoderBytes(_ size: PictureSize) -> Int {
-        linear(h264Measured, size)
+        linear(((size360, 4.9), (size720, 13.0)), size)
     }
-    /// The two measurements the H.264 line goes through (MiB of peak RSS the encoder adds).
-    static let h264Measured = ((size: PictureSize(width: 640, height: 360), mib: 8.1),
-                               (size: PictureSize(width: 1280, height: 720), mib: 21.3))
+    /// openh264's growth while it opens, before it gives part back: a `--peer` H.264 share's
+    /// peak is this phase (21.4 / 34.3 MiB at 640x360 / 1280x720, less `startupRuntimeBytes`):
+    /// 12.0 / 25.2 MiB. (The figure this replaces, 8.1 / 21.3 MiB measured as a difference from
+    /// VP8's peak, planned H.264 shares 2.7–8.3 MiB too high.)
+    public static func h264EncoderStartupBytes(_ size: PictureSize) -> Int {
+        linear(((size360, 12.0), (size720, 25.2)), size)
+    }
 
     /// What the encoder of `choice` takes at `size`; `auto` (a WHIP offer of both) plans for
     /// the larger, whichever the server picks.
@@ -172,8 +179,9 @@ public enum MemoryPlanner {
         let frameBytes = (sourceFormat.bytes(width: sourceWidth, height: sourceHeight) ?? 0) + 128
         let needsTransform = !(sourceFormat == .i420 && sourceAlwaysUpright
                                && sourceWidth == output.width && sourceHeight == output.height)
-        // libvpx's start-up is planned with its pages given back; openh264's (it gives back
-        // ~11 MiB at 1280x720 but its peak moves by ~2 MiB) keeps its measured figure, on the safe side.
+        // libvpx's start-up pages are given back (the CLI asks for it); openh264 gives its own
+        // back by itself: either way the running line is the smaller figure, the start-up phase
+        // the larger.
         let reclaims = configuration.reclaimEncoderStartupMemory && configuration.videoCodec != .h264
         let encoder = encoderBytes(configuration.videoCodec, output, reclaimed: reclaims)
         var items: [MemoryPlan.Item] = [
@@ -216,10 +224,15 @@ public enum MemoryPlanner {
         plan.videoCodec = configuration.videoCodec
         plan.encoderBytes = encoder
         plan.closingHeapBytes = configuration.outputClosingHeapBytes
-        if reclaims {
-            // The encoder is made first (`ShareSession.prepareEncoder`): at its start only the
-            // runtime is resident beside it.
-            plan.startupPeakBytes = startupRuntimeBytes + vp8EncoderStartupBytes(output)
+        // The encoder is made first (`ShareSession.prepareEncoder`): at its start only the
+        // runtime is resident beside it.
+        switch configuration.videoCodec {
+        case .vp8 where reclaims: plan.startupPeakBytes = startupRuntimeBytes + vp8EncoderStartupBytes(output)
+        case .vp8: break
+        case .h264: plan.startupPeakBytes = startupRuntimeBytes + h264EncoderStartupBytes(output)
+        case .auto:
+            plan.startupPeakBytes = startupRuntimeBytes + max(h264EncoderStartupBytes(output),
+                                                              reclaims ? vp8EncoderStartupBytes(output) : 0)
         }
         return plan
     }

@@ -2,10 +2,10 @@
 (its "total", the peak it plans for) beside the peak RSS the same share reaches (wait4's
 ru_maxrss of the sender alone), and whether they are within 1 MiB (issue 10's promise).
 
-Configurations: `--peer` and `--whip`, 640x360 and 1280x720 (and 1600x900, what `--size auto`
+Configurations: `--peer` and `--whip`, VP8 at 640x360 and 1280x720 (and 1600x900, what `--size auto`
 picks for a 1080p screen), testsrc and a Y4M file, audio on and off, and the X11 screen
-(1920x1080 shared at 1280x720, both transports) when an Xvfb display is given. The receivers
-(`rtcshare receive`, the aiortc WHIP server) are not measured.
+(1920x1080 shared at 1280x720, both transports) when an Xvfb display is given; H.264 at both
+sizes with audio. The receivers (`rtcshare receive`, the aiortc WHIP server) are not measured.
 
 `bench/run --only planner` runs it beside the other cases; run alone it is the check behind
 `MemoryPlannerAccuracyTests` (and CI): it records its own short screen clip, starts its own
@@ -43,6 +43,9 @@ def configurations(screen_clip, x11_display, whip):
         found.append({"transport": transport, "size": "1280x720", "source": f"y4m:{screen_clip}", "audio": True})
         # What `--size auto` picks for a 1080p screen at the 50 MiB cap (its start-up peak ~47 MiB).
         found.append({"transport": transport, "size": "1600x900", "source": "testsrc", "audio": True})
+        # H.264 (openh264), the codec a server may choose instead.
+        for size in ("640x360", "1280x720"):
+            found.append({"transport": transport, "size": size, "source": "testsrc", "audio": True, "codec": "h264"})
     if x11_display:
         for transport in (["peer"] + (["whip"] if whip else [])):
             found.append({"transport": transport, "size": "1280x720", "source": f"x11:{x11_display}", "audio": True})
@@ -51,17 +54,18 @@ def configurations(screen_clip, x11_display, whip):
 
 def name(c):
     source = "y4m" if c["source"].startswith("y4m:") else c["source"].split(":")[0]
-    return f"{c['transport']} {c['size']} {source}" + (" +audio" if c["audio"] else "")
+    return (f"{c['transport']} {c['size']} {source}" + (" +audio" if c["audio"] else "")
+            + (" h264" if c.get("codec") == "h264" else ""))
 
 
 def share_args(c, port, key, whip_port):
     args = ["--source", c["source"], "--size", c["size"], "--fps", "20",
-            "--audio", "testtone" if c["audio"] else "none"]
+            "--audio", "testtone" if c["audio"] else "none", "--codec", c.get("codec", "vp8")]
     if c["transport"] == "peer":
         args += ["--peer", f"127.0.0.1:{port}", "--srtp-key", key]
     else:
-        # VP8, the codec aiortc keeps: `auto` plans the larger encoder (H.264's) for WHIP.
-        args += ["--whip", f"http://127.0.0.1:{whip_port}/whip/plan", "--whip-bind", "127.0.0.1:0", "--codec", "vp8"]
+        # One codec named: `auto` would plan the larger encoder whichever the server keeps.
+        args += ["--whip", f"http://127.0.0.1:{whip_port}/whip/plan", "--whip-bind", "127.0.0.1:0"]
     return args
 
 
@@ -95,7 +99,7 @@ def run(binary, screen_clip, seconds, port, key, work, x11_display=None, whip=Tr
             planned = planned_mib(binary, args)
             receiver = None
             if c["transport"] == "peer":
-                receiver = BuiltinReceiver(binary, port, key)
+                receiver = BuiltinReceiver(binary, port, key, codec=c.get("codec", "vp8"))
                 time.sleep(0.3)
             log(f"  planner: {name(c)}")
             with open(os.path.join(work, "planner.log"), "wb") as out:
