@@ -102,67 +102,44 @@ public enum VideoEncoder: ~Copyable, @unchecked Sendable {
     }
 
     public mutating func setBitrate(kbps: Int) throws(MediaError) {
-        switch consume self {
-        case .vp8(var e):
-            let result = Result { () throws(MediaError) in try e.setBitrate(kbps: kbps) }
-            self = .vp8(e)
-            try result.get()
-        case .h264(var e):
-            let result = Result { () throws(MediaError) in try e.setBitrate(kbps: kbps) }
-            self = .h264(e)
-            try result.get()
-        }
+        try mutate(vp8: { e throws(MediaError) in try e.setBitrate(kbps: kbps) },
+                   h264: { e throws(MediaError) in try e.setBitrate(kbps: kbps) })
     }
 
     /// VP8: keyframes capped harder while the network holds the rate below the configured one
     /// (`VP8Encoder.setKeyframeCap(constrained:)`). H.264: openh264 has no such cap; nothing.
     public mutating func setKeyframeCap(constrained: Bool) throws(MediaError) {
-        switch consume self {
-        case .vp8(var e):
-            let result = Result { () throws(MediaError) in try e.setKeyframeCap(constrained: constrained) }
-            self = .vp8(e)
-            try result.get()
-        case .h264(let e):
-            self = .h264(e)
-        }
+        try mutate(vp8: { e throws(MediaError) in try e.setKeyframeCap(constrained: constrained) },
+                   h264: { (_: inout H264Encoder) throws(MediaError) in })
     }
 
     @discardableResult
     public mutating func requestKeyframe(nowMicroseconds now: Int64) -> KeyframeRequestOutcome {
-        switch consume self {
-        case .vp8(var e):
-            let outcome = e.requestKeyframe(nowMicroseconds: now)
-            self = .vp8(e)
-            return outcome
-        case .h264(var e):
-            let outcome = e.requestKeyframe(nowMicroseconds: now)
-            self = .h264(e)
-            return outcome
-        }
+        mutate(vp8: { $0.requestKeyframe(nowMicroseconds: now) }, h264: { $0.requestKeyframe(nowMicroseconds: now) })
     }
 
     public mutating func forceKeyframe(nowMicroseconds now: Int64) {
-        switch consume self {
-        case .vp8(var e):
-            e.forceKeyframe(nowMicroseconds: now)
-            self = .vp8(e)
-        case .h264(var e):
-            e.forceKeyframe(nowMicroseconds: now)
-            self = .h264(e)
-        }
+        mutate(vp8: { $0.forceKeyframe(nowMicroseconds: now) }, h264: { $0.forceKeyframe(nowMicroseconds: now) })
     }
 
     /// Encodes `frame` and gives the encoded frame to `body`; false when rate control dropped it.
     @discardableResult
     public mutating func encode(_ frame: borrowing FrameSlot,
                                 _ body: (EncodedVideoFrame) -> Void) throws(MediaError) -> Bool {
+        try mutate(vp8: { e throws(MediaError) in try e.encode(frame, body) },
+                   h264: { e throws(MediaError) in try e.encode(frame, body) })
+    }
+
+    /// Runs `vp8` or `h264` on the encoder in place; the encoder is put back whatever they throw.
+    private mutating func mutate<R, E: Error>(vp8: (inout VP8Encoder) throws(E) -> R,
+                                              h264: (inout H264Encoder) throws(E) -> R) throws(E) -> R {
         switch consume self {
         case .vp8(var e):
-            let result = Result { () throws(MediaError) in try e.encode(frame, body) }
+            let result = Result { () throws(E) in try vp8(&e) }
             self = .vp8(e)
             return try result.get()
         case .h264(var e):
-            let result = Result { () throws(MediaError) in try e.encode(frame, body) }
+            let result = Result { () throws(E) in try h264(&e) }
             self = .h264(e)
             return try result.get()
         }
