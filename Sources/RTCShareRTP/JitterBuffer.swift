@@ -143,8 +143,6 @@ public struct JitterBuffer: ~Copyable {
         return n
     }
 
-    private func extend(_ seq: UInt16, around reference: Int64) -> Int64 { seq.extended(around: reference) }
-
     private func slotIndex(_ e: Int64) -> Int { Int(truncatingIfNeeded: e) & (capacity - 1) }
 
     private func isHeld(_ e: Int64) -> Bool {
@@ -162,7 +160,7 @@ public struct JitterBuffer: ~Copyable {
         }
         let e: Int64
         if let n = next, let candidate = resyncCandidate, sequenceNumber == candidate,
-           extend(sequenceNumber, around: n) < n - Int64(capacity) {
+           sequenceNumber.extended(around: n) < n - Int64(capacity) {
             // Two in a row far behind: the sender restarted. Start over at this packet.
             for i in 0..<capacity { slots[i].filled = false }
             next = nil
@@ -170,7 +168,7 @@ public struct JitterBuffer: ~Copyable {
             counters.resyncs += 1
         }
         if let n = next {
-            e = extend(sequenceNumber, around: n)
+            e = sequenceNumber.extended(around: n)
             if e < n {
                 resyncCandidate = e < n - Int64(capacity) ? sequenceNumber &+ 1 : nil
                 counters.late += 1
