@@ -18,8 +18,9 @@
 ///   a 1 Mbit/s path: 720p fractal zoom at ~600 kbit/s came out of libvpx at its coarsest
 ///   quantizer as 5.5–6.5 KB frames against a 3.7 KB budget, and it dropped one or two of every
 ///   three, in streaks of up to a second, while its output stayed at 60–76 % of the target.
-///   Content that needs less than half the target (a still screen, simple motion) gets every frame back at once. In
-///   between the rate holds, so it does not swing with each second's content.
+///   Content that needs less than half the target (a still screen, simple motion) gets every
+///   frame back at once. In between the rate holds, so it does not swing with each second's
+///   content.
 /// - A lowered rate is held at least `raiseAfterSeconds` before it rises again (lowering is at
 ///   once): on a congested path the encoder's output swings from second to second (a big frame,
 ///   then a few small ones), and a rate flipping between 20 and 5 each second is worse to watch

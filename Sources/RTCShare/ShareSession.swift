@@ -195,9 +195,9 @@ public final class ShareSession: Sendable {
         // went on the wire in the last second.
         var encodedKbps = 0
         var encodedBeforeKbps = 0
-        // The share of its frames the encoder dropped in the last second and the one before.
-        var encoderDroppedShare = 0.0
-        var encoderDroppedShareBefore = 0.0
+        // Seconds in a row the encoder dropped a fifth or more of its frames (a second made at a
+        // target 15 % higher or more does not count), and its counts at the last second.
+        var encoderDroppingSeconds = 0
         var encoderCountsAtLastSecond = (encoded: 0, dropped: 0)
         var encodedBytesAtLastSecond: UInt64 = 0
         var sentBytesAtLastSecond: UInt64? = nil
@@ -214,7 +214,7 @@ public final class ShareSession: Sendable {
                 targetKbps: rate.targetKbps,
                 configuredKbps: rate.maximumKbps, width: output.width, height: output.height,
                 configured: configuration.framesPerSecond, heldSeconds: frameRateHeldSeconds,
-                encoderDropping: encoderDroppedShare >= 0.2 && encoderDroppedShareBefore >= 0.2),
+                encoderDropping: encoderDroppingSeconds >= 2),
                 governor?.frameRateCap ?? Int.max))
             frameRateHeldSeconds = pacer.framesPerSecond == before ? frameRateHeldSeconds + 1 : 0
             stats.targetFramesPerSecond = pacer.framesPerSecond
@@ -470,8 +470,8 @@ public final class ShareSession: Sendable {
                     let encodedFrames = stats.encodedFrames - encoderCountsAtLastSecond.encoded
                     let droppedFrames = stats.droppedByEncoder - encoderCountsAtLastSecond.dropped
                     encoderCountsAtLastSecond = (stats.encodedFrames, stats.droppedByEncoder)
-                    encoderDroppedShareBefore = targetFell ? 0 : encoderDroppedShare
-                    encoderDroppedShare = Double(droppedFrames) / Double(max(encodedFrames + droppedFrames, 1))
+                    let dropping = droppedFrames * 5 >= encodedFrames + droppedFrames && droppedFrames > 0
+                    encoderDroppingSeconds = dropping ? (targetFell ? 1 : encoderDroppingSeconds + 1) : 0
                     let transport = sinks.lazy.compactMap { $0.transportStats }.first
                     let sentBytes = transport?.bytesSent
                     var sentKbps: Int? = nil
