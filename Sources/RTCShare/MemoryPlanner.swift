@@ -161,7 +161,7 @@ public enum MemoryPlanner {
         }
     }
 
-    static func encoderName(_ choice: VideoCodecChoice) -> String {
+    public static func encoderName(_ choice: VideoCodecChoice) -> String {
         switch choice {
         case .vp8: "VP8"
         case .h264: "H.264"

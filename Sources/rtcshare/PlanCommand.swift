@@ -94,8 +94,8 @@ struct PlanCommand: CommandLineCommand {
             lines.append("  " + pad("running") + mib(plan.totalBytes))
         }
         if plan.startupPeakBytes > 0 {
-            let library = switch plan.videoCodec { case .vp8: "libvpx"; case .h264: "openh264"; case .auto: "encoder" }
-            lines.append("  " + pad("peak at encoder start-up (runtime + \(library))") + mib(plan.startupPeakBytes))
+            let encoder = MemoryPlanner.encoderName(plan.videoCodec)
+            lines.append("  " + pad("peak at start-up (runtime + \(encoder) encoder)") + mib(plan.startupPeakBytes))
         }
         if plan.closingPeakBytes > 0 {
             lines.append("  " + pad("peak at closing (encoder gone, libcurl for the DELETE)") + mib(plan.closingPeakBytes))
