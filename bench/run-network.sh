@@ -60,7 +60,7 @@ scenario() {
     python3 - "$name" "$work/$name" <<'PY'
 import json, os, sys
 sys.path.insert(0, os.path.join("bench", "harness"))
-from network_figures import bottleneck_figures, settled_met
+from network_figures import bottleneck_figures, converged
 name, base = sys.argv[1], sys.argv[2]
 rx = json.load(open(base + ".rx.json"))
 tx = [json.loads(l) for l in open(base + ".tx.jsonl") if l.strip()][-1]
@@ -91,8 +91,7 @@ out = {
 }
 if name.startswith("bottleneck"):
     out.update(bottleneck_figures(base + ".tx.jsonl", down))
-    out["met"] = (out["under_cap_at_s"] is not None and out["under_cap_at_s"] <= 3 and settled_met(out)
-                  and rx["longest_freeze_ms"] <= 500)
+    out["met"] = converged(out) and rx["longest_freeze_ms"] <= 500
 elif name.startswith("random5"):
     out["target"] = ">= 99 % decoded, no freeze > 200 ms, retransmitted <= 1.5 x lost"
     out["met"] = out["frames_decoded_pct"] >= 99 and rx["longest_freeze_ms"] <= 200 and out["retransmitted_over_lost"] <= 1.5
@@ -128,7 +127,7 @@ whip_scenario() {
     python3 - "$name" "$work/$name" <<'PY'
 import json, os, re, sys
 sys.path.insert(0, os.path.join("bench", "harness"))
-from network_figures import bottleneck_figures, settled_met
+from network_figures import bottleneck_figures, converged
 name, base = sys.argv[1], sys.argv[2]
 server = json.load(open(base + ".server.json"))
 rx = server["by_session"].get(name, {})
@@ -145,8 +144,7 @@ out = {"scenario": name, "server": "aiortc (REMB)", "frames_sent": frames_sent,
        "freezes_over_200ms_after_3s": len(late),
        "rtt_ms": tx[-1].get("rtt_ms") if tx else None}
 out.update(bottleneck_figures(base + ".tx.jsonl", relay["to-receiver"]))
-out["met"] = (out["under_cap_at_s"] is not None and out["under_cap_at_s"] <= 3 and settled_met(out)
-              and out["longest_freeze_after_3s_ms"] <= 500)
+out["met"] = converged(out) and out["longest_freeze_after_3s_ms"] <= 500
 print(json.dumps(out))
 PY
 }

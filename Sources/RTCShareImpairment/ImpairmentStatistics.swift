@@ -23,26 +23,23 @@ public struct ImpairmentStatistics: Sendable, Equatable {
     /// One JSON object; `direction` names it. `settled`: the figures after the start
     /// (`ImpairedPath.settledStatistics`), nested under "settled" with `settledAfterSeconds`.
     public func json(direction: String, settled: ImpairmentStatistics? = nil, settledAfterSeconds: Double = 0) -> String {
-        var text = json(fieldsOf: "{\"direction\":\"\(direction)\",")
-        if let settled {
-            text.removeLast()
-            text += ",\"settled_after_s\":\(settledAfterSeconds),\"settled\":" + settled.json(fieldsOf: "{") + "}"
-        }
-        return text
+        "{\"direction\":\"\(direction)\"," + fields
+            + (settled.map { ",\"settled_after_s\":\(settledAfterSeconds),\"settled\":{" + $0.fields + "}" } ?? "") + "}"
     }
 
-    private func json(fieldsOf opening: String) -> String {
+    /// The counters as JSON members, without braces.
+    private var fields: String {
         func ms(_ us: Int64) -> String {
             let tenths = (us + 50) / 100
             return "\(tenths / 10).\(tenths % 10)"
         }
-        return opening + "\"received\":\(received),\"forwarded\":\(forwarded)"
+        return "\"received\":\(received),\"forwarded\":\(forwarded)"
             + ",\"lost\":\(lost),\"tail_dropped\":\(tailDropped),\"duplicated\":\(duplicated)"
             + ",\"reordered\":\(reordered),\"queue_delay_p50_ms\":\(ms(queueDelay.percentile(50)))"
             + ",\"queue_delay_p99_ms\":\(ms(queueDelay.percentile(99)))"
             + ",\"queue_delay_max_ms\":\(ms(queueDelay.maximumMicroseconds))"
             + ",\"bytes_received\":\(bytesReceived),\"bytes_forwarded\":\(bytesForwarded)"
-            + ",\"bytes_lost\":\(bytesLost),\"bytes_tail_dropped\":\(bytesTailDropped)}"
+            + ",\"bytes_lost\":\(bytesLost),\"bytes_tail_dropped\":\(bytesTailDropped)"
     }
 }
 
