@@ -14,12 +14,24 @@ SECONDS = 10
 FPS = 30
 
 
-def _record_testsrc(binary, path, kbps):
+def _record_testsrc(binary, path, kbps, seconds=SECONDS, fps=FPS):
     part = path + ".part"
-    subprocess.run([binary, "--source", "testsrc", "--size", "1280x720", "--fps", str(FPS),
-                    "--bitrate", str(kbps), "--duration", str(SECONDS), "--output", part, "--quiet"],
+    subprocess.run([binary, "--source", "testsrc", "--size", "1280x720", "--fps", str(fps),
+                    "--bitrate", str(kbps), "--duration", str(seconds), "--output", part, "--quiet"],
                    check=True)
     os.replace(part, path)
+
+
+def record_screen_clip(binary, path, seconds=SECONDS, fps=FPS):
+    """Screen-like YUV4MPEG2 at 1280x720: rtcshare's test source encoded at 8 Mbit/s and decoded
+    by ffmpeg."""
+    ivf = path + ".8000k.ivf"
+    _record_testsrc(binary, ivf, 8000, seconds, fps)
+    part = path + ".part"
+    subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-i", ivf,
+                    "-pix_fmt", "yuv420p", "-r", str(fps), "-f", "yuv4mpegpipe", part], check=True)
+    os.replace(part, path)
+    os.remove(ivf)
 
 
 def prepare(cache, binary, log):
@@ -31,13 +43,7 @@ def prepare(cache, binary, log):
         _record_testsrc(binary, paths["testsrc-2500k.ivf"], 2500)
     if not os.path.exists(paths["screen.y4m"]):
         log("making screen.y4m (rtcshare's test source, 10 s)")
-        ivf = os.path.join(cache, "testsrc-8000k.ivf")
-        _record_testsrc(binary, ivf, 8000)
-        part = paths["screen.y4m"] + ".part"
-        subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-i", ivf,
-                        "-pix_fmt", "yuv420p", "-r", str(FPS), "-f", "yuv4mpegpipe", part], check=True)
-        os.replace(part, paths["screen.y4m"])
-        os.remove(ivf)
+        record_screen_clip(binary, paths["screen.y4m"])
     if not os.path.exists(paths["busy.y4m"]):
         log("making busy.y4m (ffmpeg mandelbrot, 10 s; slow once)")
         part = paths["busy.y4m"] + ".part"

@@ -25,6 +25,7 @@ import sys
 import time
 
 from builtin_receiver import BuiltinReceiver
+import inputs
 from measured_process import MeasuredProcess
 import screen_case
 import whip_case
@@ -132,17 +133,6 @@ def markdown(rows):
     return "\n".join(lines)
 
 
-def record_clip(binary, path, seconds, fps=20):
-    """A screen-content YUV4MPEG2 clip of `seconds` at 1280x720: rtcshare's test source, encoded
-    at 8 Mbit/s and decoded by ffmpeg (as bench/harness/inputs.py makes screen.y4m)."""
-    ivf = path + ".ivf"
-    subprocess.run([binary, "--source", "testsrc", "--size", "1280x720", "--fps", str(fps), "--bitrate", "8000",
-                    "--duration", str(seconds), "--output", ivf, "--quiet"], check=True)
-    subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-i", ivf, "-pix_fmt", "yuv420p",
-                    "-r", str(fps), "-f", "yuv4mpegpipe", path], check=True)
-    os.remove(ivf)
-
-
 def main():
     parser = argparse.ArgumentParser(description="`rtcshare plan` against the measured peak of each share.")
     parser.add_argument("binary", help="rtcshare, release build with the static Swift runtime (as shipped)")
@@ -156,7 +146,7 @@ def main():
     work = args.work or os.path.dirname(os.path.abspath(args.json))
     os.makedirs(work, exist_ok=True)
     clip = os.path.join(work, "planner-screen.y4m")
-    record_clip(args.binary, clip, args.seconds + 2)
+    inputs.record_screen_clip(args.binary, clip, args.seconds + 2, fps=20)
     key = base64.b64encode(os.urandom(30)).decode()
     port = 40000 + 2 * random.randrange(5000)
     xvfb = screen_case.Xvfb() if shutil.which("Xvfb") else None
