@@ -5,6 +5,7 @@ import statistics
 
 PEERS = ("ffmpeg", "gstreamer")
 SCREEN_SENDERS = ("rtcshare", "rtcshare-idle", "ffmpeg", "gstreamer")
+WHIP_SENDERS = ("rtcshare", "gstreamer")
 
 
 def spread(values):
@@ -75,9 +76,22 @@ def summarize(runs):
             _target(s, f"CPU per second, {phase} screen: {ours} / the better of ffmpeg and GStreamer",
                     spread(values), target)
 
-    whip = [r["whip"] for r in runs if r.get("whip")]
-    s["whip"] = {m: spread([w.get(m) for w in whip]) for m in
-                 ("peak_rss_mib", "cpu_s_per_media_s", "frames_received")} if whip else None
+    # WHIP: rtcshare and GStreamer (webrtcbin) into the aiortc server; a run's rows by sender
+    # (an older run's single row is rtcshare's).
+    whip = [w if "exit" not in w else {"rtcshare": w} for w in (r.get("whip") for r in runs) if w]
+    if whip:
+        rows = {}
+        for sender in WHIP_SENDERS:
+            got = [w[sender] for w in whip if sender in w]
+            if got:
+                rows[sender] = {m: spread([g.get(m) for g in got]) for m in
+                                ("peak_rss_mib", "cpu_s_per_media_s", "frames_received")}
+        ratios = {m: spread([_ratio(w["rtcshare"][m], w["gstreamer"][m]) for w in whip
+                             if "rtcshare" in w and "gstreamer" in w])
+                  for m in ("peak_rss_mib", "cpu_s_per_media_s")}
+        s["whip"] = {"senders": rows, "ratios": ratios}
+    else:
+        s["whip"] = None
 
     lat = [r["latency"] for r in runs if r.get("latency")]
     s["latency"] = {m: spread([l.get(m) for l in lat]) for m in
@@ -142,11 +156,20 @@ def markdown(result):
                        f"{_fmt(e['ratios']['cpu_s_per_media_s'][peer])} |")
     out.append("")
     if s.get("whip"):
-        w = s["whip"]
-        out.append(f"**WHIP** — the screen-content job published by rtcshare `--whip` into the aiortc WHIP server "
-                   f"(ICE, DTLS-SRTP; aiortc decodes on the same cores): peak RSS {_fmt(w['peak_rss_mib'], 1)} MiB, "
-                   f"CPU {_fmt(w['cpu_s_per_media_s'], 3)} s per media s, {_fmt(w['frames_received'], 0)} frames "
-                   f"decoded of {result['settings']['e2e_seconds'] * 30}. No ffmpeg or GStreamer row (see below).")
+        w, fed = s["whip"], result["settings"]["e2e_seconds"] * 30
+        out.append("**WHIP** — the screen-content job published over WHIP into the aiortc WHIP server (ICE, "
+                   "DTLS-SRTP; aiortc decodes on the same cores): rtcshare `--whip`, and GStreamer's webrtcbin "
+                   "(`harness/gst_whip_sender.py`: the end-to-end case's vp8enc settings, driven from Debian's "
+                   "Python, whose interpreter is counted in its row). No ffmpeg row (see below).")
+        out.append("")
+        out.append("| sender | peak RSS MiB | CPU s per media s | frames decoded |")
+        out.append("| --- | --- | --- | --- |")
+        for sender, row in w["senders"].items():
+            out.append(f"| {sender} | {_fmt(row['peak_rss_mib'], 1)} | {_fmt(row['cpu_s_per_media_s'], 3)} | "
+                       f"{_fmt(row['frames_received'], 0)} of {fed} |")
+        if w["ratios"]["peak_rss_mib"]:
+            out.append(f"| rtcshare / gstreamer | {_fmt(w['ratios']['peak_rss_mib'])} | "
+                       f"{_fmt(w['ratios']['cpu_s_per_media_s'])} | |")
         out.append("")
     out.append(f"**Screen capture** — Xvfb 1920x1080 shared at 1280x720@30, {result['settings']['phase_seconds']} s "
                "static, then the same picture scrolling; per second of each phase. `rtcshare-idle` adds "
