@@ -37,8 +37,9 @@ let package = Package(
                        providers: [.apt(["libvpx-dev"])]),
         .systemLibrary(name: "COpus", path: "Sources/COpus", pkgConfig: "opus",
                        providers: [.apt(["libopus-dev"])]),
-        .systemLibrary(name: "COpenH264", path: "Sources/COpenH264", pkgConfig: "openh264",
-                       providers: [.apt(["libopenh264-dev"])]),
+        // Headers only: CShims loads libopenh264 with dlopen on first use (no pkg-config, so
+        // nothing links it; a VP8 share never maps it).
+        .systemLibrary(name: "COpenH264", path: "Sources/COpenH264", providers: [.apt(["libopenh264-dev"])]),
         .systemLibrary(name: "CSRTP", path: "Sources/CSRTP", pkgConfig: "libsrtp2",
                        providers: [.apt(["libsrtp2-dev"])]),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",

@@ -1,9 +1,59 @@
 #include "CShims.h"
 
+#include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wels/codec_api.h>
+
+// openh264 is loaded on first use, not linked: a VP8 share (the default) never needs it, and
+// linked it costs every process ~0.3 MiB resident (its relocations and initialisers run at
+// start-up). Four C entry points create and destroy the objects; everything else is a call
+// through the objects' own function tables. Once loaded it stays loaded (encoders and
+// decoders may live anywhere in the process).
+static struct {
+    int (*create_encoder)(ISVCEncoder **);
+    void (*destroy_encoder)(ISVCEncoder *);
+    long (*create_decoder)(ISVCDecoder **);
+    void (*destroy_decoder)(ISVCDecoder *);
+} api;
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static int loaded;
+static char load_error[256] = "openh264 not loaded";
+
+static void load(void) {
+    static const char *const names[] = {"libopenh264.so.7", "libopenh264.so"};
+    void *lib = NULL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && lib == NULL; i++) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) {
+        snprintf(load_error, sizeof load_error, "cannot load libopenh264.so.7 (install libopenh264-7): %s", dlerror());
+        return;
+    }
+#define RESOLVE(field, name)                                                                         \
+    do {                                                                                             \
+        *(void **)&api.field = dlsym(lib, name);                                                     \
+        if (api.field == NULL) {                                                                     \
+            snprintf(load_error, sizeof load_error, "libopenh264 has no %s (too old?)", name);       \
+            dlclose(lib);                                                                            \
+            return;                                                                                  \
+        }                                                                                            \
+    } while (0)
+    RESOLVE(create_encoder, "WelsCreateSVCEncoder");
+    RESOLVE(destroy_encoder, "WelsDestroySVCEncoder");
+    RESOLVE(create_decoder, "WelsCreateDecoder");
+    RESOLVE(destroy_decoder, "WelsDestroyDecoder");
+#undef RESOLVE
+    loaded = 1;
+}
+
+int rtcs_openh264_load(void) {
+    pthread_once(&load_once, load);
+    return loaded ? 0 : RTCS_OPENH264_NOT_LOADED;
+}
+
+const char *rtcs_openh264_load_error(void) { return load_error; }
 
 // openh264 from C: each object is a pointer to a table of function pointers, called as
 // (*obj)->Method(obj, ...). The handles below keep that object beside the structs a call needs
@@ -44,9 +94,10 @@ static int level_enum(int level_idc) {
 
 int rtcs_openh264_encoder_open(const rtcs_openh264_encoder_params *p, rtcs_openh264_encoder **out) {
     if (p == NULL || out == NULL || p->width < 16 || p->height < 16 || p->bitrate_bps <= 0) return -1;
+    if (rtcs_openh264_load() != 0) return RTCS_OPENH264_NOT_LOADED;
     rtcs_openh264_encoder *e = calloc(1, sizeof *e);
     if (e == NULL) return cmMallocMemeError;
-    int rc = WelsCreateSVCEncoder(&e->codec);
+    int rc = api.create_encoder(&e->codec);
     if (rc != 0 || e->codec == NULL) {
         free(e);
         return rc != 0 ? rc : cmInitParaError;
@@ -109,7 +160,7 @@ int rtcs_openh264_encoder_open(const rtcs_openh264_encoder_params *p, rtcs_openh
 
     rc = (*e->codec)->InitializeExt(e->codec, &param);
     if (rc != 0) {
-        WelsDestroySVCEncoder(e->codec);
+        api.destroy_encoder(e->codec);
         free(e);
         return rc;
     }
@@ -118,7 +169,7 @@ int rtcs_openh264_encoder_open(const rtcs_openh264_encoder_params *p, rtcs_openh
     rc = (*e->codec)->SetOption(e->codec, ENCODER_OPTION_DATAFORMAT, &format);
     if (rc != 0) {
         (*e->codec)->Uninitialize(e->codec);
-        WelsDestroySVCEncoder(e->codec);
+        api.destroy_encoder(e->codec);
         free(e);
         return rc;
     }
@@ -133,7 +184,7 @@ int rtcs_openh264_encoder_open(const rtcs_openh264_encoder_params *p, rtcs_openh
 void rtcs_openh264_encoder_close(rtcs_openh264_encoder *e) {
     if (e == NULL) return;
     (*e->codec)->Uninitialize(e->codec);
-    WelsDestroySVCEncoder(e->codec);
+    api.destroy_encoder(e->codec);
     free(e);
 }
 
@@ -212,9 +263,10 @@ int rtcs_openh264_encoder_encode(rtcs_openh264_encoder *e, const uint8_t *y, con
 
 int rtcs_openh264_decoder_open(rtcs_openh264_decoder **out) {
     if (out == NULL) return -1;
+    if (rtcs_openh264_load() != 0) return RTCS_OPENH264_NOT_LOADED;
     rtcs_openh264_decoder *d = calloc(1, sizeof *d);
     if (d == NULL) return cmMallocMemeError;
-    long rc = WelsCreateDecoder(&d->codec);
+    long rc = api.create_decoder(&d->codec);
     if (rc != 0 || d->codec == NULL) {
         free(d);
         return rc != 0 ? (int)rc : cmInitParaError;
@@ -227,7 +279,7 @@ int rtcs_openh264_decoder_open(rtcs_openh264_decoder **out) {
     param.eEcActiveIdc = ERROR_CON_DISABLE;  // a lost picture is reported, not painted over
     rc = (*d->codec)->Initialize(d->codec, &param);
     if (rc != 0) {
-        WelsDestroyDecoder(d->codec);
+        api.destroy_decoder(d->codec);
         free(d);
         return (int)rc;
     }
@@ -238,7 +290,7 @@ int rtcs_openh264_decoder_open(rtcs_openh264_decoder **out) {
 void rtcs_openh264_decoder_close(rtcs_openh264_decoder *d) {
     if (d == NULL) return;
     (*d->codec)->Uninitialize(d->codec);
-    WelsDestroyDecoder(d->codec);
+    api.destroy_decoder(d->codec);
     free(d);
 }
 

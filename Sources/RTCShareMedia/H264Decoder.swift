@@ -9,6 +9,7 @@ public struct H264Decoder: ~Copyable {
 
     public init() throws(MediaError) {
         var handle: OpaquePointer?
+        guard rtcs_openh264_load() == 0 else { throw .library(String(cString: rtcs_openh264_load_error())) }
         let status = rtcs_openh264_decoder_open(&handle)
         guard status == 0, let handle else { throw .openh264(status, "opening the decoder") }
         self.handle = handle

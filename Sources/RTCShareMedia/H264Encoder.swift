@@ -94,6 +94,9 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
             max_slice_bytes: Int32(configuration.maxSliceBytes),
             min_qp: Int32(configuration.minQuantizer), max_qp: Int32(configuration.maxQuantizer),
             frame_skip: configuration.allowsFrameSkip ? 1 : 0, level_idc: configuration.levelIDC)
+        // Loaded before the start-up window below, so the library's own pages are not the
+        // encoder's start-up growth.
+        guard rtcs_openh264_load() == 0 else { throw .library(String(cString: rtcs_openh264_load_error())) }
         var handle: OpaquePointer?
         // One thread (iMultipleThreadIdc = 1): openh264 starts none that could write meanwhile.
         let (status, reclaimed) = StartupZeroPages.around(enabled: configuration.reclaimStartupZeroPages) {

@@ -54,6 +54,46 @@ import Testing
     }
 }
 
+/// openh264 is loaded only by a share that encodes H.264: a VP8 share never maps it (its ~0.3 MiB
+/// resident stay out), an H.264 share loads it and its file plays.
+@Suite struct LazyOpenH264Tests {
+    /// The share's memory maps, read every 50 ms while it runs, and how it ended.
+    private func mapsWhileRunning(codec: String, output: String) throws -> (samples: [String], status: Int32?, stderr: String) {
+        let share = try BackgroundProcess(Tools.rtcshare, [
+            "--size", "320x180", "--codec", codec, "--output", output, "--duration", "2",
+        ], in: URL(fileURLWithPath: output).deletingLastPathComponent(), name: "rtcshare")
+        let path = "/proc/\(share.process.processIdentifier)/maps"
+        var samples: [String] = []
+        // Read to the end of file: /proc files say they are empty, and one read gives a page.
+        _ = waitUntil(timeout: 20, interval: 0.05) {
+            let maps = String(decoding: FileHandle(forReadingAtPath: path)?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+            if !maps.isEmpty { samples.append(maps) }
+            return !share.isRunning
+        }
+        return (samples, share.wait(timeout: 30), share.stderr)
+    }
+
+    @Test func aVP8ShareNeverMapsOpenH264AndAnH264ShareLoadsIt() throws {
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let vp8 = try mapsWhileRunning(codec: "vp8", output: dir.appendingPathComponent("v.ivf").path)
+        #expect(vp8.status == 0, "\(vp8.stderr)")
+        #expect(vp8.samples.count >= 10, "the maps were read all through the 2 s share: \(vp8.samples.count) times")
+        #expect(vp8.samples.allSatisfy { !$0.contains("libopenh264") }, "a VP8 share mapped openh264")
+        let h264File = dir.appendingPathComponent("h.ivf").path
+        let h264 = try mapsWhileRunning(codec: "h264", output: h264File)
+        #expect(h264.status == 0, "\(h264.stderr)")
+        #expect(h264.samples.contains { $0.contains("libopenh264") }, "the H.264 share runs openh264, loaded on first use")
+        let ffprobe = try #require(Tools.which("ffprobe"))
+        let probe = try Tools.run(ffprobe, ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                                            "stream=codec_name,nb_read_frames", "-of", "csv=p=0", h264File])
+        let fields = String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            .split(separator: ",")
+        #expect(fields.first == "h264", "\(fields)")
+        #expect((fields.last.flatMap { Int($0) } ?? 0) >= 30, "2 s at 20 fps decoded: \(fields)")
+    }
+}
+
 /// A capture that stops answering is restarted by the watchdog while the filler holds the rate.
 @Suite struct StallRecoveryTests {
     @Test func stalledSourceIsRestartedAndTheRateHeld() throws {

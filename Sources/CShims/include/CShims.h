@@ -84,7 +84,16 @@ int rtcs_opus_get_lookahead(OpusEncoder *enc, opus_int32 *out);
 
 // ---- openh264 ----
 // Return values: 0 on success, else openh264's own code (a CM_RETURN, or a DECODING_STATE for
-// the decoder) or -1 for an argument these wrappers refuse.
+// the decoder), -1 for an argument these wrappers refuse, or RTCS_OPENH264_NOT_LOADED.
+// The library is loaded (dlopen) by the first open of an encoder or decoder, not linked.
+
+/// The library could not be loaded; `rtcs_openh264_load_error` says why.
+#define RTCS_OPENH264_NOT_LOADED (-3)
+/// Loads libopenh264 once (thread-safe; later calls return the first outcome): 0 or
+/// RTCS_OPENH264_NOT_LOADED.
+int rtcs_openh264_load(void);
+/// Why loading failed, one line (static storage).
+const char *rtcs_openh264_load_error(void);
 
 /// An openh264 encoder with what one encode call needs (the bitstream description).
 typedef struct rtcs_openh264_encoder rtcs_openh264_encoder;
