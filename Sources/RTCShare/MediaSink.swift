@@ -119,6 +119,13 @@ public protocol MediaSink: AnyObject {
     var descriptors: [Int32] { get }
     /// One-line notices for the user gathered since the last call (connected, a peer left).
     func takeNotices() -> [String]
+    /// Whether a video frame sent now can reach anyone. False while a connection is still
+    /// being made (WHIP before DTLS-SRTP is up): when no sink accepts video the pipeline does
+    /// not encode the frame at all (`videoFrameSkipped` is told instead), so the first frame
+    /// encoded is the keyframe the connection asks for, not one more before it.
+    var acceptsVideo: Bool { get }
+    /// A frame was not encoded because no sink accepted video (see `acceptsVideo`).
+    func videoFrameSkipped()
 }
 
 extension MediaSink {
@@ -128,4 +135,6 @@ extension MediaSink {
     public var transportStats: TransportStats? { nil }
     public var descriptors: [Int32] { [] }
     public func takeNotices() -> [String] { [] }
+    public var acceptsVideo: Bool { true }
+    public func videoFrameSkipped() {}
 }

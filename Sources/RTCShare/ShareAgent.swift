@@ -66,9 +66,7 @@ public final class ShareAgent: @unchecked Sendable {
             share.outputBudgetBytes = PeerSink.budgetBytes(peer)
             share.outputHeapBytes = PeerSink.heapBytes(peer)
         case .whip(let whip):
-            share.outputBudgetBytes = WHIPSink.budgetBytes(whip)
-            share.outputHeapBytes = WHIPSink.heapBytes(whip)
-            share.outputClosingHeapBytes = WHIPSink.closingHeapBytes(whip)
+            share.countOutput(whip: whip)
             // Pixels are turned at the source: not every server keeps CVO.
             share.signalsOrientation = false
         }

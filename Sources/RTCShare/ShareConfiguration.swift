@@ -42,6 +42,10 @@ public struct ShareConfiguration: Sendable, Equatable {
     /// What the outputs load to close once the encoder has gone (libcurl for a WHIP DELETE):
     /// the planner's closing phase.
     public var outputClosingHeapBytes = 0
+    /// The output takes video only once a connection is up (WHIP): the encoder's first frames
+    /// come after the transport and its libraries are resident, which the planner counts for
+    /// H.264 (`MemoryPlanner.h264LateFirstFramesBytes`).
+    public var videoWaitsForConnection = false
     /// Give back the all-zero pages the video encoder wrote at its start (`StartupZeroPages`;
     /// ~17 MiB at 1280x720 with VP8). Only when no thread of the process outside rtcshare
     /// allocates and writes memory while a share starts: the CLI turns it on; an embedder turns

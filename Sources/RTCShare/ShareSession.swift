@@ -268,6 +268,13 @@ public final class ShareSession: Sendable {
         func encodeKept(at now: MediaTime, mediaTimestamp: UInt32, forceKeyframe: Bool,
                         isRepeat: Bool) throws(ShareError) {
             guard kept != nil else { return }
+            // Nobody can receive it yet (a WHIP connection being made): not encoded. The
+            // connection's first frame is then the encoder's first, a keyframe, instead of a
+            // second keyframe after frames that were encoded only to be dropped.
+            guard sinks.isEmpty || sinks.contains(where: { $0.acceptsVideo }) else {
+                for sink in sinks { sink.videoFrameSkipped() }
+                return
+            }
             if let outputPool, let transformer {
                 if inputGeneration != keptGeneration || encoderInput == nil {
                     encoderInput = nil  // give its slot back before taking the next

@@ -210,6 +210,8 @@ public final class WHIPSink: MediaSink {
 
     public var descriptors: [Int32] { [socket.descriptor] }
     public var transportStats: TransportStats? { transport.sender.stats }
+    public var acceptsVideo: Bool { transport.sender.isConnected }
+    public func videoFrameSkipped() { transport.sender.frameMissedWhileConnecting() }
     public var state: WebRTCState { transport.state }
 
     static func iceAddress(_ address: SocketAddress) -> ICEAddress? {
@@ -302,5 +304,16 @@ public final class WHIPSink: MediaSink {
         guard !deleted else { return }
         deleted = true
         try? client.delete(resource: resourceURL, token: configuration.token)
+    }
+}
+
+extension ShareConfiguration {
+    /// Counts a WHIP output in the plan: its share of the frame budget, the crypto and HTTP
+    /// libraries it loads, what closing loads again, and that video waits for the connection.
+    public mutating func countOutput(whip: WHIPConfiguration) {
+        outputBudgetBytes = WHIPSink.budgetBytes(whip)
+        outputHeapBytes = WHIPSink.heapBytes(whip)
+        outputClosingHeapBytes = WHIPSink.closingHeapBytes(whip)
+        videoWaitsForConnection = true
     }
 }

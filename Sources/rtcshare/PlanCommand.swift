@@ -31,9 +31,7 @@ struct PlanCommand: CommandLineCommand {
         _ = try peer.apply(to: &configuration)
         if let w = try whip.configuration(audio: configuration.audio != nil, framesPerSecond: configuration.framesPerSecond) {
             // What the WHIP session takes (nothing is sent: the plan only counts it).
-            configuration.outputBudgetBytes = WHIPSink.budgetBytes(w)
-            configuration.outputHeapBytes = WHIPSink.heapBytes(w)
-            configuration.outputClosingHeapBytes = WHIPSink.closingHeapBytes(w)
+            configuration.countOutput(whip: w)
         } else {
             // Without a server to answer, auto is VP8.
             configuration.videoCodec = VideoCodecChoice(rawValue: configuration.videoCodec.resolvedAlone.rawValue) ?? .vp8

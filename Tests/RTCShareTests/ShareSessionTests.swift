@@ -41,6 +41,51 @@ import Testing
         #expect(budget.stats.liveBlocks == 0)             // everything went back to the budget
     }
 
+    /// A sink that takes video only once its "connection" is up, one second in (as WHIP does
+    /// after DTLS-SRTP), and says so with `mediaStarted` then, as a real connection does.
+    final class ConnectingSink: MediaSink, @unchecked Sendable {
+        let name = "connecting"
+        let connectsAt: MediaTime
+        private(set) var skipped = 0
+        private(set) var frames: [Bool] = []  // keyframe or not, per frame received
+        private var connected = false
+        init(connectsAt: MediaTime) { self.connectsAt = connectsAt }
+        // Connected inside `service`, which says so in the same call (WHIPSink: the keys are
+        // installed while it reads the DTLS handshake's last flight).
+        var acceptsVideo: Bool { connected }
+        func videoFrameSkipped() { skipped += 1 }
+        func send(video frame: OutgoingVideoFrame) throws(ShareError) {
+            if connected { frames.append(frame.isKeyframe) }
+        }
+        func service(at now: MediaTime) throws(ShareError) -> SinkRequests {
+            var requests = SinkRequests(nextWakeup: connected ? nil : connectsAt)
+            if !connected, now >= connectsAt {
+                connected = true
+                requests.mediaStarted = true
+            }
+            return requests
+        }
+        func finish(_ reason: FinishReason) throws(ShareError) {}
+    }
+
+    @Test func framesNobodyCanReceiveAreNotEncodedAndTheFirstAfterConnectingIsTheOnlyKeyframe() throws {
+        var config = ShareConfiguration()
+        config.outputSize = PictureSize(width: 320, height: 180)
+        config.duration = .seconds(2)
+        let source = TestSource(width: 320, height: 180, staticSeconds: 0)
+        let plan = try MemoryPlanner.resolve(config, for: source)
+        let budget = try MemoryBudget(capBytes: plan.budgetBytes)
+        let sink = ConnectingSink(connectsAt: MonotonicClock.now() + .seconds(1))
+        let stats = try ShareSession(configuration: config) { _ in }
+            .run(source: source, budget: budget, plan: plan, sinks: [sink])
+        // About a second of frames went unencoded, and what was encoded all reached the sink.
+        #expect(sink.skipped >= 15 && sink.skipped <= 25, "skipped \(sink.skipped)")
+        #expect(stats.encodedFrames == sink.frames.count, "encoded \(stats.encodedFrames), sent \(sink.frames.count)")
+        #expect(sink.frames.count >= 15, "sent \(sink.frames.count)")
+        #expect(sink.frames.first == true, "the connection's first frame is a keyframe")
+        #expect(stats.keyframes == 1, "no keyframe was spent before the connection: \(stats.keyframes)")
+    }
+
     @Test func endOfFileFinishesTheShare() throws {
         let path = "/tmp/rtcshare-session-\(getpid()).y4m"
         var bytes = Array("YUV4MPEG2 W32 H32 F50:1\n".utf8)
