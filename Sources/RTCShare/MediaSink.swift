@@ -121,11 +121,9 @@ public protocol MediaSink: AnyObject {
     func takeNotices() -> [String]
     /// Whether a video frame sent now can reach anyone. False while a connection is still
     /// being made (WHIP before DTLS-SRTP is up): when no sink accepts video the pipeline does
-    /// not encode the frame at all (`videoFrameSkipped` is told instead), so the first frame
+    /// not encode the frame at all (`ShareStats.notEncodedConnecting`), so the first frame
     /// encoded is the keyframe the connection asks for, not one more before it.
     var acceptsVideo: Bool { get }
-    /// A frame was not encoded because no sink accepted video (see `acceptsVideo`).
-    func videoFrameSkipped()
 }
 
 extension MediaSink {
@@ -136,5 +134,4 @@ extension MediaSink {
     public var descriptors: [Int32] { [] }
     public func takeNotices() -> [String] { [] }
     public var acceptsVideo: Bool { true }
-    public func videoFrameSkipped() {}
 }

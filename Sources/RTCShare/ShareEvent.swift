@@ -75,6 +75,8 @@ public struct ShareStats: Sendable, Equatable {
     public var droppedTooFast = 0
     public var droppedByRing: UInt64 = 0
     public var droppedByEncoder = 0
+    /// Frames not encoded because no output could take them yet (a connection being made).
+    public var notEncodedConnecting = 0
     public var encodedBytes: UInt64 = 0
     /// Opus packets encoded and their bytes.
     public var audioPackets = 0

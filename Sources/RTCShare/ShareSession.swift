@@ -272,7 +272,7 @@ public final class ShareSession: Sendable {
             // connection's first frame is then the encoder's first, a keyframe, instead of a
             // second keyframe after frames that were encoded only to be dropped.
             guard sinks.isEmpty || sinks.contains(where: { $0.acceptsVideo }) else {
-                for sink in sinks { sink.videoFrameSkipped() }
+                stats.notEncodedConnecting += 1
                 return
             }
             if let outputPool, let transformer {

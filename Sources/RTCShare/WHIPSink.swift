@@ -211,7 +211,6 @@ public final class WHIPSink: MediaSink {
     public var descriptors: [Int32] { [socket.descriptor] }
     public var transportStats: TransportStats? { transport.sender.stats }
     public var acceptsVideo: Bool { transport.sender.isConnected }
-    public func videoFrameSkipped() { transport.sender.frameMissedWhileConnecting() }
     public var state: WebRTCState { transport.state }
 
     static func iceAddress(_ address: SocketAddress) -> ICEAddress? {

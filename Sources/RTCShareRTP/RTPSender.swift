@@ -243,13 +243,6 @@ public final class RTPSender {
     /// Whether media is flowing (keys in place, or insecure).
     public var isConnected: Bool { connected }
 
-    /// A video frame that could not be sent because the connection is not up yet: handed in
-    /// (`sendVideo`), or not even encoded because nothing could carry it. Counted, never sent.
-    public func frameMissedWhileConnecting() {
-        droppedWhileConnecting += 1
-        stats.framesDroppedConnecting += 1
-    }
-
     /// The SRTP keys negotiated after start (DTLS-SRTP): from here on media is sent.
     public func install(local: SRTPMasterKey, remote: SRTPMasterKey) throws(RTPError) {
         protector = try SRTPContext(key: local, direction: .sender)
@@ -377,7 +370,8 @@ public final class RTPSender {
     public func sendVideo(_ frame: UnsafeRawBufferPointer, mediaTimestamp: UInt32, orientation: Orientation,
                           at now: MediaTime, transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) throws(RTPError) {
         guard connected else {
-            frameMissedWhileConnecting()
+            droppedWhileConnecting += 1
+            stats.framesDroppedConnecting += 1
             return
         }
         let timestamp = video.timestampOffset &+ mediaTimestamp

@@ -85,6 +85,7 @@ final class Log: @unchecked Sendable {
                 + ",\"codec\":\"\(p.stats.videoCodec.rawValue)\",\"frames\":\(p.stats.encodedFrames),\"fps\":\(String(format1: fps)),\"kbps\":\(kbps)"
                 + ",\"target_kbps\":\(p.stats.targetBitrateKbps),\"encoder_kbps\":\(p.stats.encoderBitrateKbps),\"target_fps\":\(p.stats.targetFramesPerSecond)"
                 + ",\"keyframes\":\(p.stats.keyframes),\"repeats\":\(p.stats.repeatedFrames),\"wakeups\":\(p.stats.wakeups)"
+                + ",\"not_encoded_connecting\":\(p.stats.notEncodedConnecting)"
                 + ",\"source_frames\":\(p.stats.sourceFrames),\"restarts\":\(p.stats.sourceRestarts)"
                 + ",\"audio_packets\":\(p.stats.audioPackets),\"audio_fec_loss_pct\":\(p.stats.audioExpectedLossPercent)"
             if let t {
@@ -115,6 +116,7 @@ final class Log: @unchecked Sendable {
             + "\(s.keyframes) keyframes), \(Int(kbps)) kbit/s; source \(s.sourceFrames) frames, "
             + "dropped \(s.droppedTooFast) too fast + \(s.droppedByRing) queue + \(s.droppedByEncoder) encoder; "
             + "restarts \(s.sourceRestarts)"
+        if s.notEncodedConnecting > 0 { text += "; \(s.notEncodedConnecting) not encoded while connecting" }
         if s.audioPackets > 0 { text += "; audio \(s.audioPackets) packets" }
         if s.bitrateChanges > 0 { text += "; bitrate changed \(s.bitrateChanges) times, last \(s.targetBitrateKbps) kbit/s" }
         if let t = transport {
