@@ -515,7 +515,7 @@ public final class RTPReceiver {
         sendTransportFeedback(at: now, output: output)
         guard let media = videoSSRC, stats.packets > 0 else { return }
         let t = now.microseconds
-        let n = nack.collectDue(now: t, answerMicroseconds: recovery.answerMicroseconds,
+        let n = nack.collectDue(now: t, answerMicroseconds: recovery.retryMicroseconds,
                                 // Only a measured round trip says an answer can no longer come.
                                 playoutWaitMicroseconds: recovery.samples > 0 ? videoJitter.waitMicroseconds : nil,
                                 into: nackNumbers)

@@ -27,6 +27,8 @@ public struct RecoveryTiming: Sendable, Equatable {
         public var defaultRoundTripMicroseconds: Int64 = 100_000
         /// Added to each answer time: the sender's turnaround and the run loops' granularity.
         public var marginMicroseconds: Int64 = 15_000
+        /// Added to a measured round trip (and twice its variation) before a NACK is asked again.
+        public var retryMarginMicroseconds: Int64 = 5_000
         /// Answer times a hole is waited for (the NACK tries that can be answered in time).
         public var attempts: Int64 = 4
         public init() {}
@@ -65,6 +67,16 @@ public struct RecoveryTiming: Sendable, Equatable {
     /// How long an answer to a NACK may take: the spacing between NACKs of one number.
     public var answerMicroseconds: Int64 {
         roundTripMicroseconds + roundTripVariationMicroseconds + configuration.marginMicroseconds
+    }
+
+    /// How soon a NACK is asked again once the round trip is measured: its mean plus twice its
+    /// variation plus `retryMarginMicroseconds` — an answer later than that is most likely
+    /// lost (a lost resend is the 5 % case that freezes a picture), and asking again costs a
+    /// small RTCP packet, never a resend within the sender's round trip. Never later than
+    /// `answerMicroseconds`, which also sizes the playout wait.
+    public var retryMicroseconds: Int64 {
+        guard let srtt = smoothedRoundTripMicroseconds else { return answerMicroseconds }
+        return min(answerMicroseconds, srtt + 2 * roundTripVariationMicroseconds + configuration.retryMarginMicroseconds)
     }
 
     /// How long a hole is waited for before it is given up.
