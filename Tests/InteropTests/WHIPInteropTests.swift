@@ -118,7 +118,9 @@ import Testing
         let sizes = own["sizes"] as? [String: Int] ?? [:]
         // aiortc hands a frame on when the next one starts: the last one stays with it.
         #expect(Double(decoded) >= 0.95 * Double(encoded - notSent), "aiortc decoded \(decoded) of \(encoded - notSent) sent")
-        #expect(encoded >= seconds * 20 * 9 / 10, "encoded \(encoded)")
+        // The frames of the connection's set-up are not encoded (nobody could receive them).
+        let notEncoded = stats["not_encoded_connecting"] as? Int ?? 0
+        #expect(encoded + notEncoded >= seconds * 20 * 9 / 10, "encoded \(encoded), \(notEncoded) before connecting")
         #expect(sizes == ["1280x720": decoded], "\(sizes)")
         // Turned at the source (orientation 6): every marker readable, counters in order (a
         // repeated frame, sent while the screen is static, carries the same counter).
@@ -158,7 +160,9 @@ import Testing
         let notSent = stats["frames_dropped_connecting"] as? Int ?? 0
         let decoded = own["video_frames"] as? Int ?? 0
         #expect(Double(decoded) >= 0.95 * Double(encoded - notSent), "aiortc decoded \(decoded) of \(encoded - notSent) sent")
-        #expect(encoded >= seconds * 20 * 9 / 10, "encoded \(encoded)")
+        // The frames of the connection's set-up are not encoded (nobody could receive them).
+        let notEncoded = stats["not_encoded_connecting"] as? Int ?? 0
+        #expect(encoded + notEncoded >= seconds * 20 * 9 / 10, "encoded \(encoded), \(notEncoded) before connecting")
         #expect(own["sizes"] as? [String: Int] == ["640x360": decoded], "\(own)")
         #expect(own["markers_read"] as? Int == decoded, "markers read \(own["markers_read"] ?? "") of \(decoded)")
     }
@@ -197,7 +201,9 @@ import Testing
         #expect(own["codec"] as? String == (expected == "h264" ? "video/H264" : "video/VP8"), "\(own)")
         let encoded = log.split(separator: "\n").last { $0.hasPrefix("ok;") }
             .flatMap { line in line.split(separator: " ").firstIndex(of: "encoded").map { Int(line.split(separator: " ")[$0 + 1]) ?? 0 } } ?? 0
-        #expect(encoded >= 90, "\(log)")
+        // 5 s at 20 fps, less the frames of the connection's set-up (not encoded: nobody could
+        // receive them; 2–6 frames on loopback) and the start: 85 of 100.
+        #expect(encoded >= 85, "\(log)")
     }
 
     /// `whip_stun` through the C ABI: the STUN server is asked before the offer (here one that
