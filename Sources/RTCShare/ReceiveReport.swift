@@ -47,6 +47,11 @@ public struct ReceiveReport: Sendable, Equatable {
     /// Bytes the missing packets are estimated to have held: packets that went missing (a
     /// higher number arrived first, reordering excluded) times the mean video packet size.
     public var bytesLostEstimate: UInt64 = 0
+    /// Video numbers asked for early from a transport-wide gap (`TransportGapInference`), and
+    /// those that then arrived unasked (not lost) or were dropped never shown to exist.
+    public var packetsInferredMissing: UInt64 = 0
+    public var inferredUnasked: UInt64 = 0
+    public var inferredDropped: UInt64 = 0
     public var jitterMicroseconds: Int64 = 0
     /// The round trip learnt from NACK answers and its variation (nil: none measured).
     public var nackRoundTripMicroseconds: Int64?
@@ -108,6 +113,8 @@ public struct ReceiveReport: Sendable, Equatable {
             + ",\"packets\":\(packets),\"packets_lost\":\(packetsLost),\"packets_nacked\":\(packetsNacked)"
             + ",\"packets_recovered\":\(packetsRecovered),\"packets_duplicate\":\(packetsDuplicate)"
             + ",\"packets_late\":\(packetsLate),\"nack_packets\":\(nackPackets),\"plis\":\(plis)"
+            + ",\"packets_inferred_missing\":\(packetsInferredMissing),\"inferred_unasked\":\(inferredUnasked)"
+            + ",\"inferred_dropped\":\(inferredDropped)"
             + ",\"bytes\":\(bytes),\"bytes_retransmitted\":\(bytesRetransmitted)"
             + ",\"bytes_lost_estimate\":\(bytesLostEstimate),\"jitter_ms\":\(Self.ms(jitterMicroseconds))"
             + ",\"nack_rtt_ms\":\(num(nackRoundTripMicroseconds)),\"nack_rtt_var_ms\":\(num(nackRoundTripVariationMicroseconds))"

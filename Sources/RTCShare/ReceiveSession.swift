@@ -333,6 +333,9 @@ final class ReceiveLoop: RTPReceiverOutput {
         r.nackRoundTripMicroseconds = core.recovery.smoothedRoundTripMicroseconds
         r.nackRoundTripVariationMicroseconds = core.recovery.samples > 0 ? core.recovery.roundTripVariationMicroseconds : nil
         let n = core.nackCounters
+        r.packetsInferredMissing = n.inferred
+        r.inferredUnasked = n.inferredUnasked
+        r.inferredDropped = n.inferredDropped
         let missing = n.missing > n.reordered ? n.missing - n.reordered : 0
         r.bytesLostEstimate = s.packets > 0 ? missing * (s.bytes / s.packets) : 0
         r.jitterMicroseconds = core.videoJitterMicroseconds

@@ -17,6 +17,14 @@
 // - A number more than `restartDistance` behind the highest, followed by the next one, is a
 //   restarted sender (RFC 3550 A.1's rule): everything tracked is dropped and counting starts
 //   over there.
+// - Numbers above the highest can be *inferred* missing (`inferMissing`: the caller saw a gap in
+//   the transport-wide numbers right after the newest packet, so the next ones were sent and
+//   lost before any higher one could show it). At most `maxInferred` are held apart from the
+//   ring: asked for like the others, never a keyframe when given up (they may not exist: a lost
+//   resend or probe also leaves a gap), and counted as missing only once known to be — a higher
+//   number arrived first (they join the ring with their requests, in order), or they arrived
+//   after being asked for (an answer; its time is no round-trip sample). Arriving unasked, they
+//   were not lost.
 // - Times are passed in (microseconds of one monotonic clock); nothing here reads a clock.
 
 /// The NACK decisions of one stream, sans-IO: packets and time in, numbers to NACK out.
@@ -53,6 +61,15 @@ public struct NackGenerator: Sendable {
         public var reordered: UInt64 = 0
         /// Numbers given up here (tries or age exhausted, or the gap too wide to track).
         public var givenUp: UInt64 = 0
+        /// Numbers inferred missing above the highest (`inferMissing`), and what became of them:
+        /// confirmed by a higher arrival (then counted as missing), answered (arrived after being
+        /// asked for: missing, asked and recovered), arrived unasked (not lost), dropped unconfirmed
+        /// after their tries (no keyframe).
+        public var inferred: UInt64 = 0
+        public var inferredConfirmed: UInt64 = 0
+        public var inferredAnswered: UInt64 = 0
+        public var inferredUnasked: UInt64 = 0
+        public var inferredDropped: UInt64 = 0
         public init() {}
     }
 
@@ -81,6 +98,15 @@ public struct NackGenerator: Sendable {
     /// NACKs the number `packetReceived` last counted as recovered had been asked with (1: its
     /// time since the NACK is a clean round trip; more: whose answer it was is unknown).
     public private(set) var lastRecoveryTries = 0
+    /// Whether that number had been inferred missing: it may have been its first sending, so its
+    /// time says nothing of the round trip.
+    public private(set) var lastRecoveryInferred = false
+    /// Numbers inferred missing above the highest, held at most at once.
+    public static let maxInferred = 4
+    /// Those numbers, in order (capacity `maxInferred`, reserved at start).
+    private var inferred: [Missing] = []
+    /// The highest number inferred so far above `highest` (nil: none).
+    private var inferredUpTo: Int64?
 
     public init(configuration: Configuration = Configuration()) {
         var c = configuration
@@ -90,6 +116,7 @@ public struct NackGenerator: Sendable {
         ring = Array(repeating: Missing(extendedSequence: 0, since: 0, nextRequest: 0, tries: 0, firstRequest: 0,
                                        live: false),
                      count: c.capacity)
+        inferred.reserveCapacity(Self.maxInferred)
     }
 
     /// Numbers now waiting to arrive.
@@ -119,6 +146,8 @@ public struct NackGenerator: Sendable {
                     head += 1
                 }
                 liveCount = 0
+                inferred.removeAll(keepingCapacity: true)
+                inferredUpTo = nil
                 highest = e
                 restartCandidate = nil
             } else {
@@ -139,14 +168,44 @@ public struct NackGenerator: Sendable {
                 first = e - Int64(configuration.capacity)
             }
             while first < e {
-                append(Missing(extendedSequence: first, since: now,
-                               nextRequest: now + configuration.reorderWaitMicroseconds, tries: 0,
-                               firstRequest: 0, live: true))
                 counters.missing += 1
+                if let upTo = inferredUpTo, first <= upTo {
+                    if let m = takeInferred(first) {
+                        // Inferred, now known: an ordinary hole from here, its requests kept.
+                        append(m)
+                        counters.inferredConfirmed += 1
+                        if m.tries > 0 { counters.nacked += 1 }
+                    } else {
+                        // Inferred and asked for until dropped: it existed, and is lost.
+                        counters.givenUp += 1
+                        keyframeWanted = true
+                    }
+                } else {
+                    append(Missing(extendedSequence: first, since: now,
+                                   nextRequest: now + configuration.reorderWaitMicroseconds, tries: 0,
+                                   firstRequest: 0, live: true))
+                }
                 first += 1
             }
+            var sinceRequest: Int64? = nil
+            if let upTo = inferredUpTo, e <= upTo, let m = takeInferred(e) {
+                if m.tries > 0 {
+                    counters.missing += 1
+                    counters.nacked += 1
+                    counters.recovered += 1
+                    counters.inferredAnswered += 1
+                    lastRecoveryTries = m.tries
+                    lastRecoveryInferred = true
+                    sinceRequest = max(0, now - m.firstRequest)
+                } else {
+                    counters.inferredUnasked += 1
+                }
+            }
+            // Inferred numbers the wide gap skipped were counted there.
+            inferred.removeAll { $0.extendedSequence <= e }
+            if let upTo = inferredUpTo, upTo <= e { inferredUpTo = nil }
             highest = e
-            return nil
+            return sinceRequest
         }
         guard let p = find(e) else { return nil }  // a duplicate, or already given up
         let m = ring[index(p)]
@@ -157,7 +216,44 @@ public struct NackGenerator: Sendable {
         }
         counters.recovered += 1
         lastRecoveryTries = m.tries
+        lastRecoveryInferred = false
         return max(0, now - m.firstRequest)
+    }
+
+    /// Evidence that the next `count` numbers above the highest were sent and lost (a gap in the
+    /// transport-wide numbers after the newest packet, see the invariants): they are asked for
+    /// after the reorder wait, before a higher number could show they are missing. At most
+    /// `maxInferred` above the highest; numbers already inferred keep their state.
+    public mutating func inferMissing(count: Int, now: Int64) {
+        guard let h = highest, count > 0 else { return }
+        let upTo = h + Int64(min(count, Self.maxInferred))
+        var n = max(h, inferredUpTo ?? h) + 1
+        while n <= upTo {
+            inferred.append(Missing(extendedSequence: n, since: now,
+                                    nextRequest: now + configuration.reorderWaitMicroseconds, tries: 0,
+                                    firstRequest: 0, live: true))
+            counters.inferred += 1
+            n += 1
+        }
+        inferredUpTo = max(inferredUpTo ?? h, upTo)
+    }
+
+    /// Numbers asked for and not yet here (their answers are on the way, or lost), inferred ones
+    /// included.
+    public var askedAndWaiting: Int {
+        var n = inferred.reduce(0) { $0 + ($1.tries > 0 ? 1 : 0) }
+        var p = head
+        while p < tail {
+            let m = ring[index(p)]
+            if m.live && m.tries > 0 { n += 1 }
+            p += 1
+        }
+        return n
+    }
+
+    private mutating func takeInferred(_ e: Int64) -> Missing? {
+        guard let k = inferred.firstIndex(where: { $0.extendedSequence == e }) else { return nil }
+        return inferred.remove(at: k)
     }
 
     /// The jitter buffer gave `sequenceNumber` up: stop asking for it. Returns when it was
@@ -215,6 +311,28 @@ public struct NackGenerator: Sendable {
             p += 1
         }
         trimHead()
+        var k = 0
+        while k < inferred.count, written < output.count {
+            let m = inferred[k]
+            if m.nextRequest <= now {
+                let tooLate = m.tries > 0
+                    && playoutWaitMicroseconds.map { now + answerMicroseconds > m.since + $0 } ?? false
+                if m.tries >= configuration.maxTries || now - m.since > configuration.maxAgeMicroseconds || tooLate {
+                    // Never shown to exist: dropped without a keyframe (a higher arrival that
+                    // shows it lost asks for one then).
+                    inferred.remove(at: k)
+                    counters.inferredDropped += 1
+                    continue
+                }
+                output[written] = UInt16(truncatingIfNeeded: m.extendedSequence)
+                written += 1
+                if m.tries == 0 { inferred[k].firstRequest = now }
+                counters.requests += 1
+                inferred[k].tries += 1
+                inferred[k].nextRequest = now + spacing
+            }
+            k += 1
+        }
         return written
     }
 
@@ -227,6 +345,7 @@ public struct NackGenerator: Sendable {
             if m.live { earliest = min(earliest ?? m.nextRequest, m.nextRequest) }
             p += 1
         }
+        for m in inferred { earliest = min(earliest ?? m.nextRequest, m.nextRequest) }
         return earliest
     }
 

@@ -157,6 +157,8 @@ public final class RTPSender {
     private var connected: Bool
     private let extensionMap: RTPExtensionMap
     private var transportSequence: UInt16
+    /// The newest video packet put on the wire (sequence number; resends not counted).
+    private var newestVideoSent: UInt16?
     /// One outgoing packet at a time: MTU plus libsrtp2's tail room.
     private let scratch: UnsafeMutableRawBufferPointer
     private var nextVideoReport: MediaTime?
@@ -314,8 +316,14 @@ public final class RTPSender {
         let tw = nextTransportSequence()
         try RTPExtensionValues.rewriteSendElements(packet: scratch, length: length, map: extensionMap,
                                                    transportSequenceNumber: tw, absSendTime: absSendTime(now))
+        let sequence = UInt16(scratch[2]) << 8 | UInt16(scratch[3])
         let n = try protectAndTransmit(length: length, rtcp: false, route: .videoRTP, transmit)
-        if outsidePacer { sentUnpaced(tw, bytes: n, at: now) } else { sentLog.sent(tw, at: now.microseconds, bytes: n) }
+        if outsidePacer {
+            sentUnpaced(tw, bytes: n, at: now)
+        } else {
+            sentLog.sent(tw, at: now.microseconds, bytes: n)
+            newestVideoSent = sequence
+        }
         return n
     }
 
@@ -547,6 +555,12 @@ public final class RTPSender {
     /// no longer held costs a keyframe instead.
     private func retransmit(_ sequence: UInt16, at now: MediaTime, _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
         let t = now.microseconds
+        // A number not on the wire yet (queued in the pacer, or not made) is no loss: it goes in
+        // its turn, and a receiver may have guessed it lost from a gap that was something else.
+        guard let newest = newestVideoSent, Int16(bitPattern: sequence &- newest) <= 0 else {
+            stats.nacksAheadOfSent += 1
+            return
+        }
         let spacing = stats.roundTripMicroseconds ?? configuration.retransmitSpacingMicroseconds
         if recentResends.isRecent(sequence, nowMicroseconds: t, spacingMicroseconds: spacing) {
             stats.retransmitsSuppressed += 1

@@ -96,7 +96,7 @@ final class Log: @unchecked Sendable {
                     + ",\"cumulative_lost\":\(t.cumulativeLost),\"nacks\":\(t.nacksReceived)"
                     + ",\"retransmitted\":\(t.packetsRetransmitted),\"retransmitted_bytes\":\(t.bytesRetransmitted)"
                     + ",\"retransmits_suppressed\":\(t.retransmitsSuppressed),\"retransmits_over_budget\":\(t.retransmitsOverBudget)"
-                    + ",\"retransmits_missed\":\(t.retransmitsMissed)"
+                    + ",\"retransmits_missed\":\(t.retransmitsMissed),\"nacks_ahead_of_sent\":\(t.nacksAheadOfSent)"
                     + ",\"pli\":\(t.pliReceived),\"fir\":\(t.firReceived)"
                     + ",\"remb_kbps\":" + (t.rembKbps.map(String.init) ?? "null")
                     + ",\"delay_based_kbps\":" + (t.delayBasedKbps.map(String.init) ?? "null")

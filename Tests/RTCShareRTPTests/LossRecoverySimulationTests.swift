@@ -14,8 +14,9 @@ import Testing
     typealias Simulation = RTPSenderSimulationTests.Simulation
 
     /// A simulation whose way to the receiver is `profile` (the way back: the same delay, no loss).
-    static func simulation(_ profile: ImpairmentProfile, seed: UInt64) throws -> Simulation {
-        let sim = try Simulation(loss: 0, delay: profile.delay, seed: seed)
+    static func simulation(_ profile: ImpairmentProfile, seed: UInt64, audio: Bool = false,
+                           infersLoss: Bool = true) throws -> Simulation {
+        let sim = try Simulation(loss: 0, delay: profile.delay, audio: audio, infersLoss: infersLoss, seed: seed)
         sim.impaired = ImpairedPath(profile: try profile.validated(), random: SeededRandom(seed: seed &+ 100))
         return sim
     }
@@ -65,6 +66,44 @@ import Testing
         // The round trip it learnt is the path's (40 ms) plus the 5 ms steps of the simulation.
         let rtt = try #require(f.rtt)
         #expect(rtt >= 40_000 && rtt <= 60_000, "\(f)")
+    }
+
+    /// The last packets of a frame are found lost from the audio packets' transport-wide numbers
+    /// (the next audio packet, ≤ 20 ms) instead of from the next frame (50 ms), so their resends
+    /// come sooner. Same path, same seeds, with and without the inference.
+    @Test func videoLostAfterTheNewestPacketIsAskedForFromTheAudiosTransportWideGap() throws {
+        var p = ImpairmentProfile()
+        p.lossPercent = 5
+        p.delay = .milliseconds(20)
+        for seed: UInt64 in [43, 44, 45] {
+            var results: [(Figures, NackGenerator.Counters, TransportStats, MediaDuration)] = []
+            for infers in [true, false] {
+                let sim = try Self.simulation(p, seed: seed, audio: true, infersLoss: infers)
+                try sim.run(for: .seconds(30))
+                // Time frozen: the gaps between frames handed out beyond the 50 ms frame interval.
+                var frozen = MediaDuration.zero
+                for (a, b) in zip(sim.handedOut, sim.handedOut.dropFirst()) where b - a > .milliseconds(50) {
+                    frozen = frozen + (b - a - .milliseconds(50))
+                }
+                results.append((Self.figures(sim), sim.receiver.core.nackCounters, sim.sender.stats, frozen))
+            }
+            let (with, n, tx, frozen) = results[0]
+            let (without, n0, _, frozen0) = results[1]
+            print("seed \(seed): inferring: \(with), frozen \(frozen.microseconds / 1000) ms, inferred \(n.inferred) "
+                  + "answered \(n.inferredAnswered) confirmed \(n.inferredConfirmed) unasked \(n.inferredUnasked) "
+                  + "dropped \(n.inferredDropped), NACKs ahead of sent \(tx.nacksAheadOfSent); "
+                  + "not inferring: \(without), frozen \(frozen0.microseconds / 1000) ms")
+            #expect(n0.inferred == 0)
+            // Inferred and then shown lost by the next frame (its answer comes after it at this
+            // round trip), or answered before it: either way asked for before the next frame.
+            #expect(n.inferredConfirmed + n.inferredAnswered >= 10, "tail losses asked for early")
+            #expect(n.inferredDropped == 0 && n.inferredUnasked == 0, "no guess without a loss behind it")
+            #expect(tx.retransmitsMissed == 0, "no NACK for a number not sent cost a keyframe")
+            #expect(with.framesWhole * 100 >= with.framesSent * 99, "\(with)")
+            #expect(with.longestGap <= .milliseconds(200), "\(with)")
+            #expect(with.bytesRetransmitted * 2 <= with.bytesLost * 3, "\(with)")
+            #expect(frozen < frozen0, "inferring: \(frozen.microseconds) µs frozen, not: \(frozen0.microseconds)")
+        }
     }
 
     @Test func twoPercentBurstyLossAt100msRTTRecoversNinetyFivePercent() throws {

@@ -28,10 +28,13 @@ import Testing
         var outgoing: [[UInt8]] = []
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
 
-        init(rtxPayloadType: UInt8? = nil, seed: UInt64 = 99) throws {
+        init(rtxPayloadType: UInt8? = nil, transportSequenceID: UInt8? = nil, infersLoss: Bool = true,
+             seed: UInt64 = 99) throws {
             var c = RTPReceiverConfiguration()
             c.protection = RTPSenderSimulationTests.key
             c.rtxPayloadType = rtxPayloadType
+            c.transportSequenceID = transportSequenceID
+            c.infersLossFromTransportGaps = infersLoss
             c.reportIntervalMicroseconds = 200_000
             let budget = try MemoryBudget(capBytes: c.budgetBytes + (64 << 10), prefault: false)
             core = try RTPReceiver(configuration: c, budget: budget, random: SeededRandom(seed: seed))
@@ -89,15 +92,20 @@ import Testing
             [keyframe ? 0x00 : 0x01] + [UInt8](repeating: UInt8(truncatingIfNeeded: i), count: 5999)
         }
 
+        /// `audio`: a 60-byte Opus packet every 20 ms beside the video, and the receiver reads the
+        /// transport-wide numbers (transport-cc feedback; `infersLoss`: gaps found from them).
         init(loss: Int, delay: MediaDuration = .milliseconds(20), rtx: Bool = false, historyBytes: Int = 256 << 10,
-             seed: UInt64) throws {
+             audio: Bool = false, infersLoss: Bool = true, seed: UInt64) throws {
             var c = RTPSenderConfiguration()
             c.protection = .keys(local: RTPSenderSimulationTests.key, remote: RTPSenderSimulationTests.key)
             c.rtxPayloadType = rtx ? 97 : nil
+            c.audioPayloadType = audio ? 111 : nil
             c.historyBytes = historyBytes
             budget = try MemoryBudget(capBytes: RTPSender.budgetBytes(historyBytes: historyBytes) + (64 << 10))
             sender = try RTPSender(configuration: c, budget: budget, random: SeededRandom(seed: seed))
-            receiver = try Receiver(rtxPayloadType: rtx ? 97 : nil, seed: seed &+ 3)
+            receiver = try Receiver(rtxPayloadType: rtx ? 97 : nil, transportSequenceID: audio ? c.transportSequenceID : nil,
+                                    infersLoss: infersLoss, seed: seed &+ 3)
+            sendsAudio = audio
             forward = Link(delay: delay, loss: .percent(loss), seed: seed &+ 1)
             backward = Link(delay: delay, loss: .percent(0), seed: seed &+ 2)
             self.rtx = rtx
@@ -131,6 +139,14 @@ import Testing
                     frameIndex += 1
                     nextFrame = nextFrame + .milliseconds(50)
                 }
+                if sendsAudio && now >= nextAudio {
+                    try Self.audioPayload.withUnsafeBytes { bytes in
+                        try sender.sendAudio(bytes, mediaTimestamp: UInt32(truncatingIfNeeded: audioIndex * 960),
+                                             samples: 960, at: now, transmit: transmit)
+                    }
+                    audioIndex += 1
+                    nextAudio = nextAudio + .milliseconds(20)
+                }
                 sender.poll(at: now, transmit: transmit)
                 for bytes in forward.arrivals(until: now) { receiver.receive(bytes, at: now) }
                 impaired?.release(until: now) { receiver.receive($0, at: now) }
@@ -155,6 +171,10 @@ import Testing
 
         /// Set when the sender asked the pipeline for a keyframe.
         var keyframeRequested = false
+        let sendsAudio: Bool
+        var audioIndex = 0
+        var nextAudio = MediaTime(microseconds: 1_002_500)
+        static let audioPayload = [UInt8](repeating: 0x5a, count: 60)
     }
 
     @Test func everyPacketLostOnTheWayIsRecoveredByNack() throws {
@@ -216,6 +236,26 @@ import Testing
         #expect(rx.framesUndecodable >= 1)
         #expect(rx.keyframes >= 2, "the first and the one asked for")
         for i in (sim.frameIndex - 6)..<(sim.frameIndex - 2) { #expect(sim.receiver.holds(frame: i), "frame \(i)") }
+    }
+
+    @Test func aNackForANumberNotSentYetIsIgnoredNotAnsweredWithAKeyframe() throws {
+        let sim = try Simulation(loss: 0, seed: 15)
+        try sim.run(for: .milliseconds(300))
+        let next = sim.sender.video.nextSequenceNumber
+        // Numbers 500 ahead (not made within the 20 ms the NACK travels): three of them.
+        try sim.receiver.inject([RTCPGenericNack(sender: 1, media: sim.sender.video.ssrc,
+                                                 entries: [RTCPNackEntry(pid: next &+ 500, blp: 0b101)])])
+        try sim.run(for: .milliseconds(100))
+        let stats = sim.sender.stats
+        #expect(stats.nacksReceived == 3)
+        #expect(stats.nacksAheadOfSent == 3)
+        #expect(stats.packetsRetransmitted == 0 && stats.retransmitsMissed == 0)
+        #expect(!sim.requests.contains { $0.1.keyframe })
+        // A number that was sent is still answered.
+        try sim.receiver.inject([RTCPGenericNack(sender: 1, media: sim.sender.video.ssrc,
+                                                 entries: [RTCPNackEntry(pid: next &- 1, blp: 0)])])
+        try sim.run(for: .milliseconds(50))
+        #expect(sim.sender.stats.packetsRetransmitted == 1)
     }
 
     @Test func aDecoderFailureSendsAPLIAndTheKeyframeRequestArrivesWithinAFrameInterval() throws {
