@@ -568,37 +568,50 @@ public final class RTPSender {
         }
         retransmissions.bytesPerSecond = retransmissionBytesPerSecond(at: now)
         retransmissions.burstBytes = Self.burst(retransmissions.bytesPerSecond, configuration)
+        // Asked for again after its resend had time to arrive: that resend was lost too, so this
+        // one goes twice (a third loss in a row is then the path's loss squared, not the loss).
+        let copies = recentResends.wasResent(sequence, nowMicroseconds: t,
+                                             withinMicroseconds: Self.repeatedRequestWindowMicroseconds) ? 2 : 1
         let outcome: Bool? = history.withPacket(sequence) { (original: UnsafeRawBufferPointer) -> Bool in
-            guard retransmissions.allow(bytes: original.count, nowMicroseconds: t) else {
-                stats.retransmitsOverBudget += 1
-                return false
-            }
-            do {
-                let length: Int
-                if rtx != nil {
-                    length = try rtx!.write(original: original, into: scratch)
-                } else {
-                    scratch.copyMemory(from: original)
-                    length = original.count
+            var sent = false
+            for copy in 0..<copies {
+                guard retransmissions.allow(bytes: original.count, nowMicroseconds: t) else {
+                    stats.retransmitsOverBudget += 1
+                    break
                 }
-                // A resend is a new packet on the wire: a fresh transport-wide sequence number
-                // and send time (the RTP sequence number and payload stay the original's).
-                let before = stats.bytesSent
-                try sendScratch(length: length, outsidePacer: true, at: now, transmit)
-                stats.packetsRetransmitted += 1
-                stats.bytesRetransmitted += stats.bytesSent - before
-                recentResends.note(sequence, nowMicroseconds: t)
-                return true
-            } catch {
-                stats.sendDrops += 1
-                return false
+                do {
+                    let length: Int
+                    if rtx != nil {
+                        length = try rtx!.write(original: original, into: scratch)
+                    } else {
+                        scratch.copyMemory(from: original)
+                        length = original.count
+                    }
+                    // A resend is a new packet on the wire: a fresh transport-wide sequence number
+                    // and send time (the RTP sequence number and payload stay the original's).
+                    let before = stats.bytesSent
+                    try sendScratch(length: length, outsidePacer: true, at: now, transmit)
+                    stats.packetsRetransmitted += 1
+                    stats.bytesRetransmitted += stats.bytesSent - before
+                    if copy > 0 { stats.resendsDoubled += 1 }
+                    sent = true
+                } catch {
+                    stats.sendDrops += 1
+                    break
+                }
             }
+            if sent { recentResends.note(sequence, nowMicroseconds: t) }
+            return sent
         }
         if outcome == nil {
             stats.retransmitsMissed += 1
             requests.keyframe = true
         }
     }
+
+    /// A NACK for a packet resent within this long before is a repeated request (its resend was
+    /// lost): the next resend goes twice.
+    public static let repeatedRequestWindowMicroseconds: Int64 = 1_000_000
 
     /// Sends the reports that are due. Call at `nextDeadline` (and whenever convenient).
     public func poll(at now: MediaTime, transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {

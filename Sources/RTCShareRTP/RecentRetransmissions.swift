@@ -1,7 +1,8 @@
 // Which packets were just resent, so a NACK repeated before the first resend could have
 // arrived (a receiver asking again too early, or two NACKs of one loss in flight) does not send
 // the same packet twice within a round trip: the duplicate would only add to the loss it is
-// repairing. A fixed table indexed by the low bits of the sequence number; a colliding number
+// repairing. A NACK that comes again later (the resend was lost too) is answered twice over
+// (`RTPSender`). A fixed table indexed by the low bits of the sequence number; a colliding number
 // simply replaces the older entry (at worst one extra resend). Times are passed in.
 
 /// The resend time of recent sequence numbers, sans-IO.
@@ -16,6 +17,12 @@ public struct RecentRetransmissions: Sendable {
     public func isRecent(_ seq: UInt16, nowMicroseconds: Int64, spacingMicroseconds: Int64) -> Bool {
         let i = Int(seq) & (Self.size - 1)
         return sequence[i] == seq && sentAt[i] != Int64.min && nowMicroseconds - sentAt[i] < spacingMicroseconds
+    }
+
+    /// Whether `seq` was resent within `withinMicroseconds` before `nowMicroseconds` (a NACK for it
+    /// now asks again: the resend did not arrive).
+    public func wasResent(_ seq: UInt16, nowMicroseconds: Int64, withinMicroseconds: Int64) -> Bool {
+        isRecent(seq, nowMicroseconds: nowMicroseconds, spacingMicroseconds: withinMicroseconds)
     }
 
     /// `seq` was resent at `nowMicroseconds`.

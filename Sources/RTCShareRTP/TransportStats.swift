@@ -21,6 +21,8 @@ public struct TransportStats: Sendable, Equatable {
     /// NACKed packets not resent: no longer held, or over the retransmission budget.
     public var retransmitsMissed = 0
     public var retransmitsOverBudget = 0
+    /// Second copies sent of a resend asked for again (the first resend was lost).
+    public var resendsDoubled = 0
     /// NACKed numbers not sent yet (still in the pacer's queue, or not made): ignored. A
     /// receiver that infers a loss from transport-wide gaps asks so now and then.
     public var nacksAheadOfSent = 0

@@ -97,7 +97,9 @@ import Testing
             // Inferred and then shown lost by the next frame (its answer comes after it at this
             // round trip), or answered before it: either way asked for before the next frame.
             #expect(n.inferredConfirmed + n.inferredAnswered >= 10, "tail losses asked for early")
-            #expect(n.inferredDropped == 0 && n.inferredUnasked == 0, "no guess without a loss behind it")
+            // A guess without a video loss behind it (the gap was a lost second copy of a resend)
+            // is rare and costs nothing but a NACK the sender ignores.
+            #expect((n.inferredDropped + n.inferredUnasked) * 10 <= n.inferred, "few guesses without a loss behind them")
             #expect(tx.retransmitsMissed == 0, "no NACK for a number not sent cost a keyframe")
             #expect(with.framesWhole * 100 >= with.framesSent * 99, "\(with)")
             #expect(with.longestGap <= .milliseconds(200), "\(with)")
