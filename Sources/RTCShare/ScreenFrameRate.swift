@@ -25,10 +25,28 @@
 ///   once): on a congested path the encoder's output swings from second to second (a big frame,
 ///   then a few small ones), and a rate flipping between 20 and 5 each second is worse to watch
 ///   than a steady lower one.
+/// - The encoder may drop a frame to hold its rate (libvpx does when a frame overshoots and its
+///   buffer runs low), but never so many in a row that the picture stands still longer than
+///   `longestGapMicroseconds`: the frame that would leave it still past that is coded whatever
+///   it costs (`mayDrop`). Measured through the 1 Mbit/s path (`bench/run-network.sh
+///   bottleneck1m`): busy 720p at libvpx's coarsest quantizer makes 13–29 KB frames, so at a
+///   200–300 kbit/s ask libvpx coded one frame in 5–9 and every freeze over 500 ms after the
+///   start (0.5–1.5 s, 16 of them) was such a streak of drops, not loss or the frame-rate floor.
 public enum ScreenFrameRate {
     public static let bitsPerPixel = 0.08
     public static let floorFramesPerSecond = 5
     public static let raiseAfterSeconds = 3
+    /// The longest the sender leaves the picture without a coded frame: under the 500 ms a
+    /// viewer calls a freeze, with room for a big frame's transmission time on a thin path.
+    public static let longestGapMicroseconds: Int64 = 300_000
+
+    /// Whether the encoder may drop the frame it is given now, `sinceLastCoded` (µs) after the
+    /// last frame it coded (nil: none yet), with the next frame due `frameInterval` (µs) later:
+    /// not when dropping it would leave the picture still past `longestGapMicroseconds`.
+    public static func mayDrop(sinceLastCoded: Int64?, frameInterval: Int64) -> Bool {
+        guard let since = sinceLastCoded else { return true }
+        return since + max(frameInterval, 0) < longestGapMicroseconds
+    }
 
     /// Frames per second the target allows for `width`x`height`, with the share configured for
     /// `configured` frames per second at `configuredKbps`.

@@ -75,6 +75,12 @@ public struct ShareStats: Sendable, Equatable {
     public var droppedTooFast = 0
     public var droppedByRing: UInt64 = 0
     public var droppedByEncoder = 0
+    /// Frames the encoder was not let drop: the picture had gone too long without one
+    /// (`ScreenFrameRate.mayDrop`).
+    public var codedAgainstDrop = 0
+    /// Of `droppedByEncoder`, frames skipped before the encoder: it was too far ahead of its
+    /// ask (`FrameBudget`).
+    public var skippedOverBudget = 0
     /// Frames not encoded because no output could take them yet (a connection being made).
     public var notEncodedConnecting = 0
     public var encodedBytes: UInt64 = 0

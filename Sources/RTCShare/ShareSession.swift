@@ -264,6 +264,10 @@ public final class ShareSession: Sendable {
         var paused = false
         var keyframeNow = false
         var reason = FinishReason.stopped
+        // When the encoder last coded a frame (for `ScreenFrameRate.mayDrop`), and what it may
+        // still spend.
+        var lastCodedAt: MediaTime?
+        var frameBudget = FrameBudget()
 
         func encodeKept(at now: MediaTime, mediaTimestamp: UInt32, forceKeyframe: Bool,
                         isRepeat: Bool) throws(ShareError) {
@@ -294,16 +298,30 @@ public final class ShareSession: Sendable {
                 kept!.ptsMicroseconds = now.microseconds
             }
             let wantsKeyframe = forceKeyframe || keyframes.periodicDue(at: now.microseconds)
+            // A streak of encoder drops is a freeze: the frame that would make it too long is
+            // coded whatever it costs (`ScreenFrameRate.mayDrop`). Otherwise a frame the
+            // encoder cannot afford (`FrameBudget`) is skipped before it is encoded.
+            let gapForces = !ScreenFrameRate.mayDrop(
+                sinceLastCoded: lastCodedAt.map { now.microseconds - $0.microseconds },
+                frameInterval: 1_000_000 / Int64(max(pacer.framesPerSecond, 1)))
+            let mayDrop = !keyframeNow && !wantsKeyframe && !gapForces
+            if mayDrop, !frameBudget.allows(at: now.microseconds, askKbps: stats.encoderBitrateKbps) {
+                stats.droppedByEncoder += 1
+                stats.skippedOverBudget += 1
+                return
+            }
             if keyframeNow {
                 encoder!.forceKeyframe(nowMicroseconds: now.microseconds)
                 keyframeNow = false
             } else if wantsKeyframe {
                 encoder!.requestKeyframe(nowMicroseconds: now.microseconds)
             }
+            do { try encoder!.setFrameDropping(allowed: mayDrop) } catch { throw .pipeline("frame dropping: \(error)") }
             var sendError: ShareError?
             func encodeSlot(_ slot: borrowing FrameSlot) throws(MediaError) -> Bool {
                 try encoder!.encode(slot) { frame in
                     stats.encodedBytes += UInt64(frame.bytes.count)
+                    frameBudget.coded(bytes: frame.bytes.count, isKeyframe: frame.isKeyframe, at: now.microseconds, askKbps: stats.encoderBitrateKbps)
                     if frame.isKeyframe {
                         stats.keyframes += 1
                         keyframes.keyframeSent(at: now.microseconds)
@@ -330,6 +348,8 @@ public final class ShareSession: Sendable {
             }
             if let sendError { throw sendError }
             if delivered {
+                lastCodedAt = now
+                if gapForces { stats.codedAgainstDrop += 1 }
                 stats.encodedFrames += 1
                 if isRepeat { stats.repeatedFrames += 1 }
             } else {

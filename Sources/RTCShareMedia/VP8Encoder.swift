@@ -140,6 +140,18 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         configuration.bitrateKbps = kbps
     }
 
+    /// Whether the rate controller may drop the next frames (`rc_dropframe_thresh` at the
+    /// configured `frameDropThreshold`) or must code them, however far over budget (0). The
+    /// caller turns dropping off for a frame when the picture has gone too long without one: a
+    /// streak of drops is a freeze at the receiver. The coded frame is still paid for — libvpx
+    /// keeps its buffer level, so the frames after it are dropped until the debt is back.
+    public mutating func setFrameDropping(allowed: Bool) throws(MediaError) {
+        let threshold = UInt32(allowed ? configuration.frameDropThreshold : 0)
+        guard codecConfig.pointee.rc_dropframe_thresh != threshold else { return }
+        codecConfig.pointee.rc_dropframe_thresh = threshold
+        try MediaError.check(vpx: vpx_codec_enc_config_set(context, codecConfig), context: context)
+    }
+
     /// Keyframes capped at `Configuration.constrainedKeyframeSizePercent` while the network
     /// holds the rate below the configured one, at the configured `maxKeyframeSizePercent`
     /// otherwise (from the next keyframe on).

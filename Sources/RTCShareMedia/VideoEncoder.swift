@@ -113,6 +113,13 @@ public enum VideoEncoder: ~Copyable, @unchecked Sendable {
                    h264: { (_: inout H264Encoder) throws(MediaError) in })
     }
 
+    /// VP8: whether rate control may drop the next frames (`VP8Encoder.setFrameDropping`).
+    /// H.264: openh264's frame skip is set at init; nothing.
+    public mutating func setFrameDropping(allowed: Bool) throws(MediaError) {
+        try mutate(vp8: { e throws(MediaError) in try e.setFrameDropping(allowed: allowed) },
+                   h264: { (_: inout H264Encoder) throws(MediaError) in })
+    }
+
     @discardableResult
     public mutating func requestKeyframe(nowMicroseconds now: Int64) -> KeyframeRequestOutcome {
         mutate(vp8: { $0.requestKeyframe(nowMicroseconds: now) }, h264: { $0.requestKeyframe(nowMicroseconds: now) })

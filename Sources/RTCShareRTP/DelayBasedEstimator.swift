@@ -29,6 +29,13 @@
 //    `drainingMarginMicroseconds` meanwhile, while the detector says normal → overuse,
 //    counted from the estimate itself (the acknowledged rate is the path's, and the sender is
 //    already above it); the next such verdict only after another hold, so a cut has time to show.
+//    A deep queue is the same verdict sooner: the newest packet queued more than
+//    `deepQueueMicroseconds` at each feedback for `deepQueueHoldMicroseconds` (of arrival
+//    time). A share starting at 2.5 Mbit/s into a 1 Mbit/s path with a 250 ms queue reads
+//    45, 92, 69, 77, 83, 109 ms of queue at its first feedbacks; the trendline needs 8 groups
+//    (~0.4 s of frames) and the 300 ms hold fired at 0.42–0.45 s, after the queue had overflowed
+//    (8–54 packets lost, then a PLI and a 0.6–1.1 s freeze). Once per spell of deep queue: the
+//    standing queue's hold judges what the cut leaves.
 // 6. The same windows as the acknowledged rate, over the packets' send times, give the rate
 //    they were sent at: well under the estimate, the sender is application-limited and a cut
 //    does not follow the acknowledged rate down (`AIMDRateControl`).
@@ -61,6 +68,9 @@ public struct DelayBasedEstimator: Sendable {
     public static let drainingMarginMicroseconds: Int64 = 10_000
     /// Overuse verdicts that came from a standing queue.
     public private(set) var standingQueueOveruses = 0
+    /// A queue this deep at every feedback for `deepQueueHoldMicroseconds` is overuse at once.
+    public static let deepQueueMicroseconds: Int64 = 60_000
+    public static let deepQueueHoldMicroseconds: Int64 = 100_000
 
     private struct Group {
         var firstSent: Int64
@@ -91,6 +101,9 @@ public struct DelayBasedEstimator: Sendable {
     // Standing queue: since when (arrival time) every packet queued above the threshold.
     private var standingSince: Int64?
     private var standingLevel: Int64 = 0
+    // Deep queue: since when (arrival time) every feedback's newest packet queued deeply.
+    private var deepSince: Int64?
+    private var deepCounted = false
     private var newestArrival: Int64?
 
     public init(startKbps: Int, minimumKbps: Int = 100, maximumKbps: Int) {
@@ -142,10 +155,23 @@ public struct DelayBasedEstimator: Sendable {
     @discardableResult
     public mutating func feedbackProcessed(now: Int64, roundTrip: Int64?) -> Int {
         var verdict = signal
-        if signal == .normal, let since = standingSince, let newest = newestArrival,
-           newest - since >= Self.standingQueueHoldMicroseconds {
+        if queueingMicroseconds > Self.deepQueueMicroseconds, let newest = newestArrival {
+            if deepSince == nil, !deepCounted { deepSince = newest }
+        } else {
+            deepSince = nil
+            deepCounted = false
+        }
+        let deep = deepSince.flatMap { since in newestArrival.map { $0 - since >= Self.deepQueueHoldMicroseconds } } ?? false
+        if signal == .normal, let newest = newestArrival,
+           deep || standingSince.map({ newest - $0 >= Self.standingQueueHoldMicroseconds }) == true {
             verdict = .overusing
             standingSince = newest
+            if deep {
+                // Once per deep spell: the cut needs time to show, and the standing queue's hold
+                // (which starts again here) judges what is left.
+                deepSince = nil
+                deepCounted = true
+            }
             standingLevel = queueingMicroseconds
             overuses += 1
             standingQueueOveruses += 1

@@ -5,6 +5,15 @@
 // of it banked, so a frame normally goes out within its frame interval but spread over a few
 // milliseconds per packet instead of back to back.
 //
+// While the delay-based estimate holds the target below the share's maximum (`constrained`),
+// the target is the path's rate, and 2.5 × it is faster than the path: a frame then builds a
+// queue at the bottleneck for as long as it is sent, which the estimator reads as overuse. Busy
+// 720p through a 1 Mbit/s path makes 15–37 KB frames (0.1–0.3 s of the path); at 2.5 × a
+// 600 kbit/s target each built a 40–130 ms queue, the trendline cut the target every few seconds
+// and it averaged 430–540 kbit/s (`bench/run-network.sh bottleneck1m`). There the bucket fills
+// at `constrainedPacingFactor` (1.25) × the target: the frame waits here instead, and the
+// target held 720–760 kbit/s with a queue p99 of 31–39 ms.
+//
 // Priorities and policy:
 // - Audio is never queued: it goes out at once (small, and late audio is worse than late video);
 //   so do retransmissions, which are already rate-limited by their own budget. Both are charged
@@ -25,6 +34,7 @@
 public struct Pacer: Sendable {
     public static let capacity = 1024
     public static let pacingFactor = 2.5
+    public static let constrainedPacingFactor = 1.25
     public static let burstMicroseconds: Int64 = 5_000
     public static let maxQueueMicroseconds: Int64 = 300_000
     public static let minimumWaitMicroseconds: Int64 = 1_000
@@ -52,10 +62,11 @@ public struct Pacer: Sendable {
         sizes = [Int32](repeating: 0, count: Self.capacity)
     }
 
-    /// Paces at `pacingFactor` × `targetKbps` from now on.
-    public mutating func setTarget(kbps: Int, at now: Int64) {
+    /// Paces at `pacingFactor` × `targetKbps` from now on — `constrainedPacingFactor` × when
+    /// the network holds the target below the share's maximum (`constrained`).
+    public mutating func setTarget(kbps: Int, constrained: Bool = false, at now: Int64) {
         refill(now)
-        bytesPerSecond = Double(max(kbps, 1)) * 1000 / 8 * Self.pacingFactor
+        bytesPerSecond = Double(max(kbps, 1)) * 1000 / 8 * (constrained ? Self.constrainedPacingFactor : Self.pacingFactor)
     }
 
     /// The rate the queue drains at now: the pacing rate, raised when the queue holds more than

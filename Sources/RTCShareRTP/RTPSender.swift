@@ -262,10 +262,15 @@ public final class RTPSender {
     // MARK: Rate
 
     /// The rate the share runs at now (the edge's minimum of every estimate and the maximum):
-    /// video is paced at 2.5 × `kbps` from here on, and the delay-based estimate runs, starting
+    /// video is paced at 2.5 × `kbps` from here on (1.25 × while the delay-based estimate holds it
+    /// below the maximum: `Pacer`), and the delay-based estimate runs, starting
     /// from `kbps` and kept under `maximumKbps`.
     public func setTargetBitrate(kbps: Int, maximumKbps: Int, at now: MediaTime) {
-        pacer.setTarget(kbps: kbps, at: now.microseconds)
+        // Paced closer to the target while transport-wide feedback (the delay-based estimate)
+        // holds it below the maximum: the target is then the path's rate (`Pacer`). A target
+        // from loss reports alone runs above the path, and there bursts lose fewer frames.
+        let pathLimited = kbps < maximumKbps && stats.transportFeedbackReceived > 0
+        pacer.setTarget(kbps: kbps, constrained: pathLimited, at: now.microseconds)
         if delayEstimator == nil {
             delayEstimator = DelayBasedEstimator(startKbps: kbps, maximumKbps: maximumKbps)
         } else {

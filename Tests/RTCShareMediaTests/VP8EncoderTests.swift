@@ -115,6 +115,27 @@ import Testing
         #expect((700...1500).contains(high), "\(high) kbit/s for a 1200 kbit/s target")
     }
 
+    /// Busy content at far too low a bitrate: libvpx drops frames to hold it; with dropping
+    /// turned off it codes every one (what the share does when the picture has stood still too
+    /// long), and turned back on it drops again.
+    @Test func frameDroppingCanBeTurnedOffAndOn() throws {
+        let rig = try EncodeRig(width: 640, height: 360, busy: true)
+        var encoder = try VP8Encoder(.init(width: 640, height: 360, bitrateKbps: 30))
+        func coded(_ frames: Range<Int>) throws -> Int {
+            var n = 0
+            for i in frames { if try encoder.encode(try rig.frame(i), { _ in }) { n += 1 } }
+            return n
+        }
+        let allowed = try coded(0..<30)
+        #expect(allowed < 25, "\(allowed) of 30 coded with dropping allowed")
+        try encoder.setFrameDropping(allowed: false)
+        let forced = try coded(30..<45)
+        #expect(forced == 15, "\(forced) of 15 coded with dropping off")
+        try encoder.setFrameDropping(allowed: true)
+        let again = try coded(45..<75)
+        #expect(again < 25, "\(again) of 30 coded with dropping back on")
+    }
+
     /// While the network holds the rate down, a keyframe's burst is capped at 300 % of an
     /// average frame; at the configured rate it may be up to 900 % (a finer picture that the
     /// frames after it need not refine).

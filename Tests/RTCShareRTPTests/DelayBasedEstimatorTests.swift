@@ -35,6 +35,30 @@ import Testing
         #expect(acked > 900_000 && acked < 1_020_000, "acknowledged \(acked)")
     }
 
+    @Test func aDeepQueueIsOveruseAfterATenthOfASecondAShallowOneOnlyAfterItsHold() {
+        // A frame every 40 ms (too few groups for the trendline's first 0.3 s); from the second
+        // one on the queue is `depth` deep and flat. When is the first cut?
+        func firstCut(depth: Int64) -> Int64? {
+            var e = DelayBasedEstimator(startKbps: 2500, maximumKbps: 2500)
+            var t: Int64 = 0
+            var nextFeedback: Int64 = 50_000
+            while t < 600_000 {
+                e.packetReceived(sentAt: t, arrivedAt: t + 20_000 + (t == 0 ? 0 : depth), bytes: 1200)
+                t += 40_000
+                if t >= nextFeedback {
+                    e.feedbackProcessed(now: t + 40_000, roundTrip: 40_000)
+                    if e.rate.decreases > 0 { return t }
+                    nextFeedback += 50_000
+                }
+            }
+            return nil
+        }
+        let deep = firstCut(depth: 80_000)
+        #expect(deep != nil && deep! <= 250_000, "first cut at \(String(describing: deep)) µs")
+        let shallow = firstCut(depth: 50_000)
+        #expect(shallow == nil || shallow! >= 320_000, "first cut at \(String(describing: shallow)) µs")
+    }
+
     @Test func aGrowingQueueIsOveruseAndTheRateFallsUnderWhatArrives() {
         // Sent at 2 Mbit/s into a 1 Mbit/s link: each packet waits 4.8 ms more than the one before.
         var e = DelayBasedEstimator(startKbps: 2000, maximumKbps: 2500)

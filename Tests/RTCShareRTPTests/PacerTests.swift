@@ -39,6 +39,23 @@ import Testing
         }
     }
 
+    @Test func whileThePathHoldsTheTargetDownABigFrameLeavesAtOneAndAQuarterTimesIt() {
+        var p = Pacer()
+        p.setTarget(kbps: 800, constrained: true, at: 0)  // 1 Mbit/s: 125 bytes per ms
+        for s in 0..<20 { _ = p.enqueue(UInt16(s), bytes: 1250) }
+        let sent = drain(&p, from: 0)
+        #expect(sent.map(\.1) == (0..<20).map(UInt16.init))
+        // 25 000 bytes at 125 bytes/ms: 200 ms (at 2.5 x it would be 80 ms, faster than the path).
+        let span = sent.last!.0 - sent.first!.0
+        #expect(span >= 185_000 && span <= 205_000, "span \(span) µs")
+        // Back at the maximum: 2.5 x again.
+        p.setTarget(kbps: 800, constrained: false, at: 1_000_000)
+        for s in 20..<40 { _ = p.enqueue(UInt16(s), bytes: 1250) }
+        let again = drain(&p, from: 1_000_000)
+        let span2 = again.last!.0 - again.first!.0
+        #expect(span2 >= 85_000 && span2 <= 105_000, "span \(span2) µs")
+    }
+
     @Test func audioAndResendsSentAtOnceMakeVideoWait() {
         var a = Pacer(), b = Pacer()
         a.setTarget(kbps: 1000, at: 0)

@@ -26,6 +26,22 @@ import Testing
         #expect(!KeyframeSchedule(periodicMicroseconds: nil).periodicDue(at: 60_000 * ms))
     }
 
+    @Test func noPeriodicKeyframeWhileThePathHoldsTheRateDown() {
+        var s = KeyframeSchedule(periodicMicroseconds: 3_000 * ms)
+        s.keyframeSent(at: 0)
+        s.path(lossFraction: 0, roundTrip: 40 * ms, belowMaximum: true)
+        #expect(!s.periodicDue(at: 3_000 * ms) && !s.periodicDue(at: 30_000 * ms))
+        // Requests are still served.
+        s.requested(fromReceiver: false)
+        let served = s.takeRequest(at: 30_000 * ms)
+        #expect(served)
+        s.keyframeSent(at: 30_000 * ms)
+        #expect(!s.periodicDue(at: 60_000 * ms))
+        // Back at the maximum, the period counts from the last keyframe: one is due at once.
+        s.path(lossFraction: 0, roundTrip: 40 * ms, belowMaximum: false)
+        #expect(s.periodicDue(at: 60_000 * ms) && !s.periodicDue(at: 32_999 * ms))
+    }
+
     @Test func requestsAreServedAtOnceOnACleanPath() {
         var s = KeyframeSchedule(periodicMicroseconds: nil)
         s.keyframeSent(at: 0)

@@ -81,4 +81,30 @@ import Testing
         #expect(step(5, encoded: 100, before: 300, target: 300, held: 0) == 5)
         #expect(step(5, encoded: 100, before: 300, target: 300, held: ScreenFrameRate.raiseAfterSeconds) == 20)
     }
+
+    @Test func theEncoderMayNotDropTheFrameThatWouldLeaveThePictureStillTooLong() {
+        let limit = ScreenFrameRate.longestGapMicroseconds
+        // No frame coded yet: libvpx decides.
+        #expect(ScreenFrameRate.mayDrop(sinceLastCoded: nil, frameInterval: 50_000))
+        // At 20 fps: drops are allowed until the next frame would come after the limit.
+        #expect(ScreenFrameRate.mayDrop(sinceLastCoded: limit - 50_001, frameInterval: 50_000))
+        #expect(!ScreenFrameRate.mayDrop(sinceLastCoded: limit - 50_000, frameInterval: 50_000))
+        // At 5 fps the frame before the limit is already kept: the next one would be too late.
+        #expect(!ScreenFrameRate.mayDrop(sinceLastCoded: 200_000, frameInterval: 200_000) || limit > 400_000)
+        #expect(ScreenFrameRate.mayDrop(sinceLastCoded: 0, frameInterval: 200_000))
+        // Whatever the frame rate, kept frames are never further apart than the limit: a 5 fps
+        // source of which the encoder would drop every frame.
+        for interval in [50_000, 66_667, 100_000, 200_000] as [Int64] {
+            var last: Int64 = 0, longest: Int64 = 0
+            var t: Int64 = interval
+            while t < 10_000_000 {
+                if !ScreenFrameRate.mayDrop(sinceLastCoded: t - last, frameInterval: interval) {
+                    longest = max(longest, t - last)
+                    last = t
+                }
+                t += interval
+            }
+            #expect(longest <= limit && longest > 0, "\(interval) µs: \(longest)")
+        }
+    }
 }
