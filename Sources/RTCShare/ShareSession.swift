@@ -305,14 +305,13 @@ public final class ShareSession: Sendable {
                 sinceLastCoded: lastCodedAt.map { now.microseconds - $0.microseconds },
                 frameInterval: 1_000_000 / Int64(max(pacer.framesPerSecond, 1)))
             let mayDrop = !keyframeNow && !wantsKeyframe && !gapForces
-            // Skipped for the budget only while the path's own measure (the delay-based estimate)
-            // holds the rate down. A REMB that follows what an application-limited sender sent
-            // (aiortc's fell to ~50 kbit/s behind a still testsrc) would otherwise hold back
-            // the frames after a still picture on a clean path: an H.264 publication into aiortc
-            // coded 71 frames of 100 in 5 s.
-            let pathHoldsRate = rate.targetKbps < rate.maximumKbps
-                && (rate.delayBasedKbps.map { $0 <= rate.targetKbps } ?? false)
-            if mayDrop, pathHoldsRate, !frameBudget.allows(at: now.microseconds, askKbps: stats.encoderBitrateKbps) {
+            // Skipped for the budget only while the delay-based estimate holds the rate down. A
+            // REMB that follows what an application-limited sender sent (aiortc's fell to
+            // ~50 kbit/s behind a still testsrc) would otherwise hold back the frames after a
+            // still picture on a clean path: an H.264 publication into aiortc coded 71 frames of
+            // 100 in 5 s.
+            if mayDrop, rate.delayBasedHoldsTarget,
+               !frameBudget.allows(at: now.microseconds, askKbps: stats.encoderBitrateKbps) {
                 stats.droppedByEncoder += 1
                 stats.skippedOverBudget += 1
                 return

@@ -105,7 +105,7 @@ public struct NackGenerator: Sendable {
     public static let maxInferred = 4
     /// Those numbers, in order (capacity `maxInferred`, reserved at start).
     private var inferred: [Missing] = []
-    /// The highest number inferred so far above `highest` (nil: none).
+    /// The highest number inferred so far above `highest` (nil: none, and `inferred` is empty).
     private var inferredUpTo: Int64?
 
     public init(configuration: Configuration = Configuration()) {
@@ -187,8 +187,11 @@ public struct NackGenerator: Sendable {
                 }
                 first += 1
             }
+            highest = e
+            // Nothing inferred (`inferredUpTo` nil: the list is empty): an in-order packet ends here.
+            guard let upTo = inferredUpTo else { return nil }
             var sinceRequest: Int64? = nil
-            if let upTo = inferredUpTo, e <= upTo, let m = takeInferred(e) {
+            if e <= upTo, let m = takeInferred(e) {
                 if m.tries > 0 {
                     counters.missing += 1
                     counters.nacked += 1
@@ -203,8 +206,7 @@ public struct NackGenerator: Sendable {
             }
             // Inferred numbers the wide gap skipped were counted there.
             inferred.removeAll { $0.extendedSequence <= e }
-            if let upTo = inferredUpTo, upTo <= e { inferredUpTo = nil }
-            highest = e
+            if upTo <= e { inferredUpTo = nil }
             return sinceRequest
         }
         guard let p = find(e) else { return nil }  // a duplicate, or already given up

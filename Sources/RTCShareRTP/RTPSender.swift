@@ -296,6 +296,9 @@ public final class RTPSender {
         if let oldest = pacer.enqueue(sequence, bytes: bytes) { sendFromHistory(oldest, at: now, transmit) }
     }
 
+    /// The RTP sequence number of the packet in `scratch` (header bytes 2...3).
+    private var scratchSequenceNumber: UInt16 { UInt16(scratch[2]) << 8 | UInt16(scratch[3]) }
+
     /// Sends video packet `sequence` from the history: a transport-wide sequence number and the
     /// send time are written as it goes on the wire.
     private func sendFromHistory(_ sequence: UInt16, at now: MediaTime, _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
@@ -321,13 +324,12 @@ public final class RTPSender {
         let tw = nextTransportSequence()
         try RTPExtensionValues.rewriteSendElements(packet: scratch, length: length, map: extensionMap,
                                                    transportSequenceNumber: tw, absSendTime: absSendTime(now))
-        let sequence = UInt16(scratch[2]) << 8 | UInt16(scratch[3])
         let n = try protectAndTransmit(length: length, rtcp: false, route: .videoRTP, transmit)
         if outsidePacer {
             sentUnpaced(tw, bytes: n, at: now)
         } else {
             sentLog.sent(tw, at: now.microseconds, bytes: n)
-            newestVideoSent = sequence
+            newestVideoSent = scratchSequenceNumber  // the header stays in the clear
         }
         return n
     }
@@ -428,8 +430,7 @@ public final class RTPSender {
             try history.store(UnsafeRawBufferPointer(rebasing: scratch[0..<header + payload]))
             videoRate.add(bytes: header + payload, nowMicroseconds: now.microseconds)
             if pacer.isPacing {
-                let sequence = UInt16(scratch[2]) << 8 | UInt16(scratch[3])
-                enqueuePaced(sequence, bytes: header + payload + trailerBytes, at: now, transmit)
+                enqueuePaced(scratchSequenceNumber, bytes: header + payload + trailerBytes, at: now, transmit)
             } else {
                 try sendScratch(length: header + payload, at: now, transmit)
             }
@@ -575,8 +576,8 @@ public final class RTPSender {
         retransmissions.burstBytes = Self.burst(retransmissions.bytesPerSecond, configuration)
         // Asked for again after its resend had time to arrive: that resend was lost too, so this
         // one goes twice (a third loss in a row is then the path's loss squared, not the loss).
-        let copies = recentResends.wasResent(sequence, nowMicroseconds: t,
-                                             withinMicroseconds: Self.repeatedRequestWindowMicroseconds) ? 2 : 1
+        let copies = recentResends.isRecent(sequence, nowMicroseconds: t,
+                                            spacingMicroseconds: Self.repeatedRequestWindowMicroseconds) ? 2 : 1
         let outcome: Bool? = history.withPacket(sequence) { (original: UnsafeRawBufferPointer) -> Bool in
             var sent = false
             for copy in 0..<copies {

@@ -19,12 +19,6 @@ public struct RecentRetransmissions: Sendable {
         return sequence[i] == seq && sentAt[i] != Int64.min && nowMicroseconds - sentAt[i] < spacingMicroseconds
     }
 
-    /// Whether `seq` was resent within `withinMicroseconds` before `nowMicroseconds` (a NACK for it
-    /// now asks again: the resend did not arrive).
-    public func wasResent(_ seq: UInt16, nowMicroseconds: Int64, withinMicroseconds: Int64) -> Bool {
-        isRecent(seq, nowMicroseconds: nowMicroseconds, spacingMicroseconds: withinMicroseconds)
-    }
-
     /// `seq` was resent at `nowMicroseconds`.
     public mutating func note(_ seq: UInt16, nowMicroseconds: Int64) {
         let i = Int(seq) & (Self.size - 1)

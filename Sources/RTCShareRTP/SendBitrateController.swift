@@ -54,6 +54,14 @@ public struct SendBitrateController: Sendable, Equatable {
             delayBasedKbps.map { max($0, minimumKbps) } ?? Int.max, maximumKbps)
     }
 
+    /// Whether the path's own measure holds the target down: below the maximum, with the
+    /// delay-based estimate the binding one (not a REMB or loss-based limit, which may merely
+    /// follow what an application-limited sender happened to send).
+    public var delayBasedHoldsTarget: Bool {
+        let target = targetKbps
+        return target < maximumKbps && (delayBasedKbps.map { $0 <= target } ?? false)
+    }
+
     /// A receiver report block for the video stream: `fractionLost` is its 8-bit fraction
     /// (lost / 256). Returns whether the target changed.
     @discardableResult

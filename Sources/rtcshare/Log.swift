@@ -84,7 +84,9 @@ final class Log: @unchecked Sendable {
             var json = "{\"t\":\(String(format1: Double(p.stats.elapsed.microseconds) / 1_000_000))"
                 + ",\"codec\":\"\(p.stats.videoCodec.rawValue)\",\"frames\":\(p.stats.encodedFrames),\"fps\":\(String(format1: fps)),\"kbps\":\(kbps)"
                 + ",\"target_kbps\":\(p.stats.targetBitrateKbps),\"encoder_kbps\":\(p.stats.encoderBitrateKbps),\"target_fps\":\(p.stats.targetFramesPerSecond)"
-                + ",\"dropped_by_encoder\":\(p.stats.droppedByEncoder),\"skipped_over_budget\":\(p.stats.skippedOverBudget),\"coded_against_drop\":\(p.stats.codedAgainstDrop),\"keyframes\":\(p.stats.keyframes),\"repeats\":\(p.stats.repeatedFrames),\"wakeups\":\(p.stats.wakeups)"
+                + ",\"dropped_by_encoder\":\(p.stats.droppedByEncoder),\"skipped_over_budget\":\(p.stats.skippedOverBudget)"
+                + ",\"coded_against_drop\":\(p.stats.codedAgainstDrop)"
+                + ",\"keyframes\":\(p.stats.keyframes),\"repeats\":\(p.stats.repeatedFrames),\"wakeups\":\(p.stats.wakeups)"
                 + ",\"not_encoded_connecting\":\(p.stats.notEncodedConnecting)"
                 + ",\"source_frames\":\(p.stats.sourceFrames),\"restarts\":\(p.stats.sourceRestarts)"
                 + ",\"audio_packets\":\(p.stats.audioPackets),\"audio_fec_loss_pct\":\(p.stats.audioExpectedLossPercent)"
@@ -115,7 +117,8 @@ final class Log: @unchecked Sendable {
         let kbps = seconds > 0 ? Double(s.encodedBytes) * 8 / 1000 / seconds : 0
         var text = "rtcshare: \(s.encodedFrames) frames in \(String(format1: seconds)) s (\(s.repeatedFrames) repeats, "
             + "\(s.keyframes) keyframes), \(Int(kbps)) kbit/s; source \(s.sourceFrames) frames, "
-            + "dropped \(s.droppedTooFast) too fast + \(s.droppedByRing) queue + \(s.droppedByEncoder) encoder (\(s.skippedOverBudget) over its budget; \(s.codedAgainstDrop) coded against its drop); "
+            + "dropped \(s.droppedTooFast) too fast + \(s.droppedByRing) queue + \(s.droppedByEncoder) encoder "
+            + "(\(s.skippedOverBudget) over its budget; \(s.codedAgainstDrop) coded against its drop); "
             + "restarts \(s.sourceRestarts)"
         if s.notEncodedConnecting > 0 { text += "; \(s.notEncodedConnecting) not encoded while connecting" }
         if s.audioPackets > 0 { text += "; audio \(s.audioPackets) packets" }
