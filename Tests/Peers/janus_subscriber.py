@@ -190,10 +190,18 @@ async def main():
             s["error"] = str(e)
         finally:
             if pc is not None:
-                try:  # what Janus forwarded, decodable or not
-                    for st in (await pc.getStats()).values():
-                        if st.type == "inbound-rtp" and st.kind == "video":
-                            s["video_packets"] = st.packetsReceived
+                try:  # what Janus forwarded, decodable or not: every video SSRC's packets. aiortc
+                    # keeps statistics per SSRC before unwrapping RTX but reports them all under one
+                    # stats id, so once Janus forwarded a resend on the RTX SSRC getStats() holds
+                    # only that stream's count (1 of ~1250 seen): the receivers' own tables are read.
+                    counts = [stream.packets_received for t in pc.getTransceivers() if t.kind == "video"
+                              for stream in getattr(t.receiver, "_RTCRtpReceiver__remote_streams", {}).values()]
+                    if counts:
+                        s["video_packets"] = sum(counts)
+                    else:
+                        for st in (await pc.getStats()).values():
+                            if st.type == "inbound-rtp" and st.kind == "video":
+                                s["video_packets"] = st.packetsReceived
                 except Exception as e:
                     log.info("no stats: %s", e)
                 await pc.close()
