@@ -305,12 +305,12 @@ public final class ShareSession: Sendable {
                 sinceLastCoded: lastCodedAt.map { now.microseconds - $0.microseconds },
                 frameInterval: 1_000_000 / Int64(max(pacer.framesPerSecond, 1)))
             let mayDrop = !keyframeNow && !wantsKeyframe && !gapForces
-            // Skipped for the budget only while the delay-based estimate holds the rate down. A
-            // REMB that follows what an application-limited sender sent (aiortc's fell to
-            // ~50 kbit/s behind a still testsrc) would otherwise hold back the frames after a
-            // still picture on a clean path: an H.264 publication into aiortc coded 71 frames of
-            // 100 in 5 s.
-            if mayDrop, rate.delayBasedHoldsTarget,
+            // Skipped for the budget only while the path holds the rate down
+            // (`SendBitrateController.pathHoldsTarget`). A REMB that follows what an
+            // application-limited sender sent (aiortc's fell to ~50 kbit/s behind a still
+            // testsrc) would otherwise hold back the frames after a still picture on a clean
+            // path: an H.264 publication into aiortc coded 71 frames of 100 in 5 s.
+            if mayDrop, rate.pathHoldsTarget,
                !frameBudget.allows(at: now.microseconds, askKbps: stats.encoderBitrateKbps) {
                 stats.droppedByEncoder += 1
                 stats.skippedOverBudget += 1
@@ -461,6 +461,7 @@ public final class ShareSession: Sendable {
                     if let estimate = requests.delayBasedKbps { rate.delayBased(kbps: estimate) }
                     if let lost = requests.videoFractionLost {
                         rate.receiverReport(fractionLost: lost, now: now.microseconds)
+                        if let rtt = sink.transportStats?.roundTripMicroseconds { rate.roundTrip(microseconds: rtt) }
                         reportedLoss = Double(lost) / 256
                     }
                     if let lost = requests.audioFractionLost, let audio {

@@ -152,6 +152,10 @@ public final class RTPSender {
     /// Video bytes sent (first sends only), for the budget's share.
     private var videoRate = MediaRateMeter()
     private var recentResends = RecentRetransmissions()
+    /// NACKed packets the budget could not pay for yet: resent as it refills.
+    private var deferredResends = DeferredResends()
+    /// When the budget can pay for the oldest owed resend (nil: nothing owed).
+    private var deferredResendTime: MediaTime?
     private var protector: SRTPContext?
     private var unprotector: SRTPContext?
     private var connected: Bool
@@ -240,6 +244,12 @@ public final class RTPSender {
     public func retransmissionBytesPerSecond(at now: MediaTime) -> Int {
         let media = videoRate.bytesPerSecond(nowMicroseconds: now.microseconds)
         return max(configuration.retransmitFloorBytesPerSecond, media * configuration.retransmitSharePercent / 100)
+    }
+
+    /// Points the budget's refill at the rate allowed now.
+    private func updateRetransmissionBudget(at now: MediaTime) {
+        retransmissions.bytesPerSecond = retransmissionBytesPerSecond(at: now)
+        retransmissions.burstBytes = Self.burst(retransmissions.bytesPerSecond, configuration)
     }
 
     /// Whether media is flowing (keys in place, or insecure).
@@ -557,8 +567,8 @@ public final class RTPSender {
     }
 
     /// Resends packet `sequence` (wrapped in RTX when negotiated, else as it was) if the history
-    /// holds it, it was not resent within the last round trip, and the budget allows; a packet
-    /// no longer held costs a keyframe instead.
+    /// holds it and it was not resent within the last round trip; over the budget it is owed and
+    /// goes when the budget refills (`DeferredResends`); a packet no longer held costs a keyframe.
     private func retransmit(_ sequence: UInt16, at now: MediaTime, _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
         let t = now.microseconds
         // A number not on the wire yet (queued in the pacer, or not made) is no loss: it goes in
@@ -572,17 +582,42 @@ public final class RTPSender {
             stats.retransmitsSuppressed += 1
             return
         }
-        retransmissions.bytesPerSecond = retransmissionBytesPerSecond(at: now)
-        retransmissions.burstBytes = Self.burst(retransmissions.bytesPerSecond, configuration)
+        updateRetransmissionBudget(at: now)
         // Asked for again after its resend had time to arrive: that resend was lost too, so this
         // one goes twice (a third loss in a row is then the path's loss squared, not the loss).
         let copies = recentResends.isRecent(sequence, nowMicroseconds: t,
                                             spacingMicroseconds: Self.repeatedRequestWindowMicroseconds) ? 2 : 1
-        let outcome: Bool? = history.withPacket(sequence) { (original: UnsafeRawBufferPointer) -> Bool in
-            var sent = false
+        switch resend(sequence, copies: copies, at: now, transmit) {
+        case .sent, .failed:
+            break
+        case .overBudget:
+            stats.retransmitsOverBudget += 1
+            // Owed only to a receiver without transport-wide feedback: one that sends it asks
+            // again for what is still missing (libwebrtc's kind, and `rtcshare receive`), and
+            // an owed resend would only repeat its work on a path already short of room.
+            guard stats.transportFeedbackReceived == 0 else { break }
+            if !deferredResends.contains(sequence), deferredResends.owe(sequence, nowMicroseconds: t) {
+                stats.retransmitsDeferred += 1
+            }
+            scheduleDeferredResends(at: now)
+        case .notHeld:
+            stats.retransmitsMissed += 1
+            requests.keyframe = true
+        }
+    }
+
+    private enum ResendOutcome { case sent, overBudget, failed, notHeld }
+
+    /// Resends `sequence` from the history `copies` times (wrapped in RTX when negotiated) as far
+    /// as the budget allows: `.overBudget` when not even one copy could go.
+    private func resend(_ sequence: UInt16, copies: Int, at now: MediaTime,
+                        _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) -> ResendOutcome {
+        let t = now.microseconds
+        let outcome: ResendOutcome? = history.withPacket(sequence) { (original: UnsafeRawBufferPointer) -> ResendOutcome in
+            var sent = 0
             for copy in 0..<copies {
                 guard retransmissions.allow(bytes: original.count, nowMicroseconds: t) else {
-                    stats.retransmitsOverBudget += 1
+                    if copy > 0 { stats.retransmitsOverBudget += 1 }
                     break
                 }
                 do {
@@ -600,19 +635,50 @@ public final class RTPSender {
                     stats.packetsRetransmitted += 1
                     stats.bytesRetransmitted += stats.bytesSent - before
                     if copy > 0 { stats.resendsDoubled += 1 }
-                    sent = true
+                    sent += 1
                 } catch {
                     stats.sendDrops += 1
-                    break
+                    return sent > 0 ? .sent : .failed
                 }
             }
-            if sent { recentResends.note(sequence, nowMicroseconds: t) }
-            return sent
+            if sent > 0 { recentResends.note(sequence, nowMicroseconds: t) }
+            return sent > 0 ? .sent : .overBudget
         }
-        if outcome == nil {
-            stats.retransmitsMissed += 1
-            requests.keyframe = true
+        return outcome ?? .notHeld
+    }
+
+    /// Resends what the budget owes, oldest first, while it can pay: a packet resent meanwhile
+    /// (asked for again when the budget had room) is not sent twice; one no longer held costs a
+    /// keyframe, as a NACK for it would.
+    private func sendDeferredResends(at now: MediaTime, _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
+        guard !deferredResends.isEmpty else { return }
+        updateRetransmissionBudget(at: now)
+        while let (sequence, owedAt) = deferredResends.first {
+            if let resent = recentResends.lastResend(sequence), resent >= owedAt {
+                deferredResends.removeFirst()
+                continue
+            }
+            switch resend(sequence, copies: 1, at: now, transmit) {
+            case .overBudget:
+                scheduleDeferredResends(at: now)
+                return
+            case .sent:
+                stats.deferredRetransmitted += 1
+            case .failed:
+                break
+            case .notHeld:
+                stats.retransmitsMissed += 1
+                requests.keyframe = true
+            }
+            deferredResends.removeFirst()
         }
+        deferredResendTime = nil
+    }
+
+    /// Wakes the loop when the budget will have a full packet's bytes again (at least 1 ms on).
+    private func scheduleDeferredResends(at now: MediaTime) {
+        let due = retransmissions.time(forBytes: configuration.mtu + 64, nowMicroseconds: now.microseconds)
+        deferredResendTime = due.map { MediaTime(microseconds: max($0, now.microseconds + 1_000)) }
     }
 
     /// A NACK for a packet resent within this long before is a repeated request (its resend was
@@ -623,6 +689,7 @@ public final class RTPSender {
     public func poll(at now: MediaTime, transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
         guard connected else { return }
         if let change = feedbackWatch.check(at: now) { requests.feedback = change }
+        sendDeferredResends(at: now, transmit)
         drainPacer(at: now, transmit)
         if let due = nextVideoReport, due <= now {
             sendReport(for: video, bye: false, route: .videoRTCP, at: now, transmit)
@@ -650,7 +717,8 @@ public final class RTPSender {
             return min(a, b)
         }
         let paced = pacer.nextSendTime.map { MediaTime(microseconds: $0) }
-        return earlier(earlier(nextVideoReport, nextAudioReport), earlier(feedbackWatch.deadline, paced))
+        let reports = earlier(earlier(nextVideoReport, nextAudioReport), earlier(feedbackWatch.deadline, paced))
+        return earlier(reports, deferredResendTime)
     }
 
     /// RFC 3550 §6.3.5: the interval randomised to 0.5...1.5 of its nominal second, so reports

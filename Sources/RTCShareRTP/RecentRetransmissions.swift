@@ -19,6 +19,12 @@ public struct RecentRetransmissions: Sendable {
         return sequence[i] == seq && sentAt[i] != Int64.min && nowMicroseconds - sentAt[i] < spacingMicroseconds
     }
 
+    /// When `seq` was last resent, if the table still knows.
+    public func lastResend(_ seq: UInt16) -> Int64? {
+        let i = Int(seq) & (Self.size - 1)
+        return sequence[i] == seq && sentAt[i] != Int64.min ? sentAt[i] : nil
+    }
+
     /// `seq` was resent at `nowMicroseconds`.
     public mutating func note(_ seq: UInt16, nowMicroseconds: Int64) {
         let i = Int(seq) & (Self.size - 1)

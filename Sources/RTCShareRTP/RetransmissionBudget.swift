@@ -47,6 +47,16 @@ public struct RetransmissionBudget: Sendable {
         return Int(tokens / 1_000_000)
     }
 
+    /// When `bytes` will be there if nothing else is taken (`nowMicroseconds` if they are now);
+    /// nil: never (more than a burst, or no refill).
+    public mutating func time(forBytes bytes: Int, nowMicroseconds: Int64) -> Int64? {
+        refill(nowMicroseconds)
+        let needed = Int64(max(0, bytes)) * 1_000_000
+        guard needed > tokens else { return nowMicroseconds }
+        guard bytes <= burstBytes, bytesPerSecond > 0 else { return nil }
+        return nowMicroseconds + (needed - tokens + Int64(bytesPerSecond) - 1) / Int64(bytesPerSecond)
+    }
+
     /// Whether a retransmission of `bytes` may go out at `nowMicroseconds`; if so, takes them.
     public mutating func allow(bytes: Int, nowMicroseconds: Int64) -> Bool {
         refill(nowMicroseconds)

@@ -54,12 +54,32 @@ public struct SendBitrateController: Sendable, Equatable {
             delayBasedKbps.map { max($0, minimumKbps) } ?? Int.max, maximumKbps)
     }
 
-    /// Whether the path's own measure holds the target down: below the maximum, with the
-    /// delay-based estimate the binding one (not a REMB or loss-based limit, which may merely
-    /// follow what an application-limited sender happened to send).
-    public var delayBasedHoldsTarget: Bool {
+    /// Whether the path holds the target down: below the maximum, with the delay-based estimate
+    /// the binding one, or a REMB while the receiver reports show the path filling (the round
+    /// trip `queueingRoundTripMicroseconds` over its least, or loss at `cleanLoss` or more).
+    /// A REMB alone is not enough: it may merely follow what an application-limited sender
+    /// happened to send (aiortc's fell to ~50 kbit/s behind a still picture on a clean path).
+    public var pathHoldsTarget: Bool {
         let target = targetKbps
-        return target < maximumKbps && (delayBasedKbps.map { $0 <= target } ?? false)
+        guard target < maximumKbps else { return false }
+        if delayBasedKbps.map({ $0 <= target }) ?? false { return true }
+        guard rembKbps.map({ $0 <= target }) ?? false else { return false }
+        let queueing = (roundTripMicroseconds ?? 0) - (leastRoundTripMicroseconds ?? 0)
+        return queueing >= Self.queueingRoundTripMicroseconds || reportedLoss >= Self.cleanLoss
+    }
+
+    /// A round trip this much over the least seen says a queue is building on the path.
+    public static let queueingRoundTripMicroseconds: Int64 = 100_000
+    /// The newest round trip from a receiver report, and the least seen.
+    public private(set) var roundTripMicroseconds: Int64?
+    public private(set) var leastRoundTripMicroseconds: Int64?
+    /// The newest report's fraction lost.
+    public private(set) var reportedLoss = 0.0
+
+    /// The round trip measured from the newest receiver report.
+    public mutating func roundTrip(microseconds: Int64) {
+        roundTripMicroseconds = microseconds
+        leastRoundTripMicroseconds = min(leastRoundTripMicroseconds ?? microseconds, microseconds)
     }
 
     /// A receiver report block for the video stream: `fractionLost` is its 8-bit fraction
@@ -70,6 +90,7 @@ public struct SendBitrateController: Sendable, Equatable {
         lastReportAt = now
         let before = targetKbps
         let loss = Double(fractionLost) / 256
+        reportedLoss = loss
         let estimate = Double(lossEstimateKbps)
         var next = lossEstimateKbps
         if loss > Self.congestedLoss {

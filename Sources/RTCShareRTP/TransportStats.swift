@@ -21,6 +21,9 @@ public struct TransportStats: Sendable, Equatable {
     /// NACKed packets not resent: no longer held, or over the retransmission budget.
     public var retransmitsMissed = 0
     public var retransmitsOverBudget = 0
+    /// Of those over the budget, packets owed (each once), and owed ones resent later.
+    public var retransmitsDeferred = 0
+    public var deferredRetransmitted = 0
     /// Second copies sent of a resend asked for again (the first resend was lost).
     public var resendsDoubled = 0
     /// NACKed numbers not sent yet (still in the pacer's queue, or not made): ignored. A

@@ -99,7 +99,8 @@ final class Log: @unchecked Sendable {
                     + ",\"retransmitted\":\(t.packetsRetransmitted),\"retransmitted_bytes\":\(t.bytesRetransmitted)"
                     + ",\"retransmits_suppressed\":\(t.retransmitsSuppressed),\"retransmits_over_budget\":\(t.retransmitsOverBudget)"
                     + ",\"retransmits_missed\":\(t.retransmitsMissed),\"nacks_ahead_of_sent\":\(t.nacksAheadOfSent)"
-                    + ",\"resends_doubled\":\(t.resendsDoubled)"
+                    + ",\"resends_doubled\":\(t.resendsDoubled),\"retransmits_deferred\":\(t.retransmitsDeferred)"
+                    + ",\"deferred_retransmitted\":\(t.deferredRetransmitted)"
                     + ",\"pli\":\(t.pliReceived),\"fir\":\(t.firReceived)"
                     + ",\"remb_kbps\":" + (t.rembKbps.map(String.init) ?? "null")
                     + ",\"delay_based_kbps\":" + (t.delayBasedKbps.map(String.init) ?? "null")

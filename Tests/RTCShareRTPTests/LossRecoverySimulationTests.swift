@@ -168,4 +168,35 @@ import Testing
         // The real media still flows: frames keep coming whole.
         #expect(sim.receiver.holds(frame: sim.frameIndex - 3))
     }
+
+    @Test func nacksOverTheBudgetAreOwedAndResentAsItRefillsNotForgotten() throws {
+        // A receiver that asks once (aiortc asks again only when a new gap appears): a NACK for
+        // more than a burst of the budget must still be answered in full, at the budget's rate.
+        let sim = try Self.simulation(ImpairmentProfile(), seed: 45)
+        try sim.run(for: .seconds(2))
+        let before = sim.sender.stats
+        let newest = sim.sender.video.nextSequenceNumber &- 1
+        // Half a second of video: paid well within the time the history holds it (~2 s here).
+        let numbers = (0..<50).map { newest &- UInt16($0) }
+        let nack = [RTCPGenericNack(sender: 1, media: sim.sender.video.ssrc, entries: RTCPNackEntry.minimalEntries(lost: numbers))]
+        try sim.receiver.inject(nack)
+        // Asked again before anything was paid: owed once, not twice.
+        try sim.receiver.inject(nack)
+        try sim.run(for: .milliseconds(1))
+        let first = sim.sender.stats
+        let owed = first.retransmitsDeferred - before.retransmitsDeferred
+        #expect(owed > 30, "what the budget holds goes at once, the rest is owed: \(owed) owed")
+        #expect(first.packetsRetransmitted - before.packetsRetransmitted + owed == 50)
+        try sim.run(for: .seconds(5))
+        let after = sim.sender.stats
+        #expect(after.deferredRetransmitted - before.deferredRetransmitted == owed, "every owed packet resent")
+        #expect(after.packetsRetransmitted - before.packetsRetransmitted == 50, "each once")
+        #expect(after.retransmitsMissed == before.retransmitsMissed)
+        // Paid at the budget's rate: its share of what went first-hand over the ~5 s, plus one
+        // burst (half a second of that rate: a tenth of it, taken as a fifth).
+        let media = (after.bytesSent - before.bytesSent) - (after.bytesRetransmitted - before.bytesRetransmitted)
+        let share = media * UInt64(sim.sender.configuration.retransmitSharePercent) / 100
+        let resent = after.bytesRetransmitted - before.bytesRetransmitted
+        #expect(resent <= share + share / 5, "resent \(resent), share of media \(share)")
+    }
 }

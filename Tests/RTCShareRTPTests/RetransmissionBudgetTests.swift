@@ -40,4 +40,18 @@ import Testing
         #expect(b.allow(bytes: 100, nowMicroseconds: 0) == true)
         #expect(b.allow(bytes: 1, nowMicroseconds: 1_000_000_000) == false)
     }
+
+    @Test func itSaysWhenBytesWillBeThere() {
+        var b = RetransmissionBudget(bytesPerSecond: 10_000, burstBytes: 3_000)
+        #expect(b.time(forBytes: 3_000, nowMicroseconds: 0) == 0, "full at the start")
+        #expect(b.allow(bytes: 3_000, nowMicroseconds: 0) == true)
+        // 1 200 bytes at 10 000 a second: 120 ms.
+        #expect(b.time(forBytes: 1_200, nowMicroseconds: 0) == 120_000)
+        #expect(b.allow(bytes: 1_200, nowMicroseconds: 119_999) == false)
+        #expect(b.allow(bytes: 1_200, nowMicroseconds: 120_000) == true)
+        #expect(b.time(forBytes: 3_001, nowMicroseconds: 120_000) == nil, "more than a burst never fits")
+        var idle = RetransmissionBudget(bytesPerSecond: 0, burstBytes: 3_000)
+        #expect(idle.allow(bytes: 3_000, nowMicroseconds: 0) == true)
+        #expect(idle.time(forBytes: 1, nowMicroseconds: 5) == nil, "no refill: never")
+    }
 }

@@ -81,4 +81,38 @@ import Testing
         changed = c.setMaximum(kbps: 2000)
         #expect(changed && c.targetKbps == 2000, "the estimate starts again from the new maximum")
     }
+
+    @Test func thePathHoldsTheTargetOnlyWithEvidenceOfTheRateBeingTheLimit() {
+        var c = SendBitrateController(maximumKbps: 2500)
+        #expect(!c.pathHoldsTarget, "at the maximum nothing holds it")
+        // A delay-based estimate that binds: the path's own measure.
+        c.delayBased(kbps: 800)
+        #expect(c.pathHoldsTarget)
+        c.delayBased(kbps: 2500)
+        #expect(!c.pathHoldsTarget)
+        // A REMB that binds on a clean path may follow an application-limited sender: not held.
+        c.remb(kbps: 60)
+        c.roundTrip(microseconds: 40_000)
+        c.receiverReport(fractionLost: 0, now: 1_000_000)
+        #expect(c.targetKbps == 60 && !c.pathHoldsTarget)
+        // The same REMB while the round trip stands 100 ms over its least: a queue, so held.
+        c.roundTrip(microseconds: 139_000)
+        #expect(!c.pathHoldsTarget)
+        c.roundTrip(microseconds: 140_000)
+        #expect(c.pathHoldsTarget)
+        c.roundTrip(microseconds: 45_000)
+        #expect(!c.pathHoldsTarget && c.leastRoundTripMicroseconds == 40_000)
+        // Or while the reports show loss (2 % or more).
+        c.receiverReport(fractionLost: 6, now: 2_000_000)  // 2.3 %
+        #expect(c.pathHoldsTarget)
+        c.receiverReport(fractionLost: 4, now: 3_000_000)  // 1.6 %
+        #expect(!c.pathHoldsTarget)
+        // A REMB above the target (the loss estimate binds) is not the REMB holding it.
+        var d = SendBitrateController(maximumKbps: 1000)
+        d.remb(kbps: 900)
+        d.receiverReport(fractionLost: 64, now: 1_000_000)  // 25 %: cut to 875
+        d.roundTrip(microseconds: 10_000)
+        d.roundTrip(microseconds: 300_000)
+        #expect(d.targetKbps == 875 && !d.pathHoldsTarget)
+    }
 }
