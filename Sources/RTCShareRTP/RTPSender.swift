@@ -22,7 +22,8 @@ import RTCShareMedia
 //   `.awaitingKeys` is `connecting` and media handed to it is dropped and counted, never sent
 //   in the clear. `.insecure` sends plain RTP (the user asked for it).
 // - Memory: the packet history from the share's `MemoryBudget`; two packet buffers taken at
-//   start; libsrtp2's two contexts; the pacer's ring (6 KiB) and the sent-packet log (~48 KiB).
+//   start; libsrtp2's two contexts; the pacer's ring (6 KiB), the sent-packet log (~48 KiB)
+//   and the owed resends (`DeferredResends`, ~13 KiB).
 //   Nothing grows while sending.
 // - Every incoming datagram is untrusted: SRTCP authentication first, then the bounds-checked
 //   RTCP parser; anything else is counted and dropped, never fatal.
