@@ -73,6 +73,10 @@ public struct SinkRequests: Sendable, Equatable {
     /// Media just started to flow to a receiver that has seen nothing (a connection came up):
     /// the next frame must be a keyframe, whatever the keyframe rate limit says.
     public var mediaStarted = false
+    /// With it: the path gives no transport-wide feedback (`SenderRequests`).
+    public var withoutTransportFeedback = false
+    /// With it: the path's round trip measured before media, if known (`SenderRequests`).
+    public var pathRoundTripMicroseconds: Int64?
     /// The receiver's RTCP stopped arriving, or came back.
     public var feedback: FeedbackChange?
 
@@ -92,6 +96,8 @@ public struct SinkRequests: Sendable, Equatable {
         audioFractionLost = wanted.audioFractionLost
         delayBasedKbps = wanted.delayBasedKbps
         mediaStarted = wanted.mediaStarted
+        withoutTransportFeedback = wanted.withoutTransportFeedback
+        pathRoundTripMicroseconds = wanted.pathRoundTripMicroseconds
         feedback = wanted.feedback
     }
 }

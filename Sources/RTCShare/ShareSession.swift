@@ -446,6 +446,14 @@ public final class ShareSession: Sendable {
                     if requests.mediaStarted {
                         keyframeNow = true
                         pathTriedAt = now + Self.untriedPath
+                        // The round trip with no media queued: what a queue is measured against.
+                        if let rtt = requests.pathRoundTripMicroseconds { rate.roundTrip(microseconds: rtt) }
+                        // No delay signal of our own: not the maximum into a path nobody tried.
+                        if requests.withoutTransportFeedback,
+                           rate.startBelowMaximum(kbps: SendBitrateController.untriedStartKbps) {
+                            onEvent(.notice("rate: no transport-wide feedback on this path: starting at "
+                                + "\(rate.targetKbps) kbit/s, × \(SendBitrateController.startGrowth) a clean receiver report"))
+                        }
                     }
                     switch requests.feedback {
                     case .silent(let ms)?: onEvent(.receiverSilent(output: sink.name, milliseconds: ms))
@@ -460,8 +468,8 @@ public final class ShareSession: Sendable {
                     if let ceiling = requests.bitrateCeilingKbps { rate.remb(kbps: ceiling) }
                     if let estimate = requests.delayBasedKbps { rate.delayBased(kbps: estimate) }
                     if let lost = requests.videoFractionLost {
-                        rate.receiverReport(fractionLost: lost, now: now.microseconds)
                         if let rtt = sink.transportStats?.roundTripMicroseconds { rate.roundTrip(microseconds: rtt) }
+                        rate.receiverReport(fractionLost: lost, now: now.microseconds)
                         reportedLoss = Double(lost) / 256
                     }
                     if let lost = requests.audioFractionLost, let audio {

@@ -128,6 +128,8 @@ public final class WebRTCTransport<Random: RandomNumberGenerator> {
         if keyframeWanted {
             requests.keyframe = true
             requests.mediaStarted = true
+            requests.withoutTransportFeedback = sender.configuration.transportSequenceID == nil
+            requests.pathRoundTripMicroseconds = ice.leastRoundTrip?.microseconds
             keyframeWanted = false
         }
         return requests

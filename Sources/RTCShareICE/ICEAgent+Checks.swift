@@ -109,6 +109,7 @@ extension ICEAgent {
     mutating func begin(_ tx: Transaction, at now: MediaTime) {
         var t = tx
         t.initialRTO = t.rto
+        t.firstSentAt = now
         outgoing.append(t.outgoing)
         counters.requestsSent += 1
         schedule(&t, sentAt: now)

@@ -119,6 +119,12 @@ extension ICEAgent {
             return
         }
         transactions.remove(at: t)
+        // A success answer to a request sent once: the path's round trip (checks before media
+        // flows measure it with no queue of ours on it).
+        if m.type.messageClass == .successResponse, tx.transmissions == 1 {
+            let sample = now - tx.firstSentAt
+            leastRoundTrip = min(leastRoundTrip ?? sample, sample)
+        }
         switch tx.kind {
         case .gather:
             break

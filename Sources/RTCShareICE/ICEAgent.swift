@@ -69,6 +69,9 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
     public internal(set) var state: ICEAgentState = .new
     public internal(set) var counters = Counters()
     public internal(set) var selectedPair: ICESelectedPair?
+    /// The least round trip a check or consent request measured (answered at its first
+    /// transmission); nil until one was.
+    public internal(set) var leastRoundTrip: MediaDuration?
 
     var random: Random
     let tieBreaker: UInt64

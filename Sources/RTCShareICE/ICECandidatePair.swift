@@ -48,6 +48,8 @@ struct Transaction {
     var role: ICERole
     var outgoing: Outgoing
     var transmissions = 1
+    /// When the first transmission went (an answer to it alone gives a round trip: Karn).
+    var firstSentAt = MediaTime(microseconds: 0)
     var rto: MediaDuration
     var initialRTO = MediaDuration(microseconds: 0)
     var retransmits: Bool

@@ -61,6 +61,11 @@ public struct SenderRequests: Sendable, Equatable {
     public var peerLeft = false
     /// Media just started to flow (keys arrived): the receiver needs a keyframe now.
     public var mediaStarted = false
+    /// With `mediaStarted`: no transport-wide feedback was negotiated, so the sender has no
+    /// delay signal of its own on this path (REMB and receiver reports only).
+    public var withoutTransportFeedback = false
+    /// With `mediaStarted`: the path's round trip measured before media (ICE checks), if known.
+    public var pathRoundTripMicroseconds: Int64?
     /// The receiver's RTCP stopped arriving, or came back (`FeedbackWatch`).
     public var feedback: FeedbackChange?
     /// The delay-based estimate from the newest transport-wide feedback (kbit/s); nil: none came.

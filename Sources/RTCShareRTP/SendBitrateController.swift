@@ -14,6 +14,12 @@
 // - The estimate stays within minimumKbps ... maximumKbps; the target is the smallest of the
 //   loss estimate, the delay-based estimate, the last REMB and the maximum, and never below
 //   minimumKbps unless the maximum is.
+// - A path with no delay signal of the sender's own (no transport-wide feedback) is not
+//   started at the maximum: `startBelowMaximum` sets the loss estimate lower and each clean
+//   report multiplies it by `startGrowth` until the maximum, a report with loss, a round trip
+//   showing a queue, or a REMB under the target ends the start. Flooding a thin path for the
+//   second before a REMB can come loses a fifth to a half of it, and a receiver that waits
+//   for every packet (aiortc) stands still for seconds behind the holes.
 // - Times are passed in; nothing here reads a clock or allocates.
 
 /// Sans-IO send-rate decision for one video stream.
@@ -23,6 +29,9 @@ public struct SendBitrateController: Sendable, Equatable {
     /// Loss below this fraction lets it grow.
     public static let cleanLoss = 0.02
     public static let growth = 1.05
+    /// Where a path without transport-wide feedback starts, and how fast it grows from there.
+    public static let untriedStartKbps = 1000
+    public static let startGrowth = 1.5
     public static let minimumReportIntervalMicroseconds: Int64 = 200_000
 
     /// The configured (or host-set) ceiling.
@@ -39,6 +48,8 @@ public struct SendBitrateController: Sendable, Equatable {
     public private(set) var decreases = 0
     public private(set) var increases = 0
     private var lastReportAt: Int64?
+    /// Growing from `startBelowMaximum` until the path says where it stops.
+    public private(set) var startingUp = false
 
     /// Starts at the maximum: a share begins at the rate it was asked for and backs off on loss.
     public init(maximumKbps: Int, minimumKbps: Int = 100) {
@@ -64,8 +75,7 @@ public struct SendBitrateController: Sendable, Equatable {
         guard target < maximumKbps else { return false }
         if delayBasedKbps.map({ $0 <= target }) ?? false { return true }
         guard rembKbps.map({ $0 <= target }) ?? false else { return false }
-        let queueing = (roundTripMicroseconds ?? 0) - (leastRoundTripMicroseconds ?? 0)
-        return queueing >= Self.queueingRoundTripMicroseconds || reportedLoss >= Self.cleanLoss
+        return queueBuilding || reportedLoss >= Self.cleanLoss
     }
 
     /// A round trip this much over the least seen says a queue is building on the path.
@@ -82,8 +92,23 @@ public struct SendBitrateController: Sendable, Equatable {
         leastRoundTripMicroseconds = min(leastRoundTripMicroseconds ?? microseconds, microseconds)
     }
 
+    /// A path with no delay signal of the sender's own: starts at `kbps` (when under the
+    /// maximum) and grows by `startGrowth` a clean report. Returns whether the target changed.
+    @discardableResult
+    public mutating func startBelowMaximum(kbps: Int) -> Bool {
+        let before = targetKbps
+        lossEstimateKbps = min(max(kbps, minimumKbps), maximumKbps)
+        startingUp = lossEstimateKbps < maximumKbps
+        return targetKbps != before
+    }
+
+    /// Whether the newest round trip stands `queueingRoundTripMicroseconds` over the least.
+    private var queueBuilding: Bool {
+        (roundTripMicroseconds ?? 0) - (leastRoundTripMicroseconds ?? 0) >= Self.queueingRoundTripMicroseconds
+    }
+
     /// A receiver report block for the video stream: `fractionLost` is its 8-bit fraction
-    /// (lost / 256). Returns whether the target changed.
+    /// (lost / 256); give its round trip (`roundTrip`) first. Returns whether the target changed.
     @discardableResult
     public mutating func receiverReport(fractionLost: UInt8, now: Int64) -> Bool {
         if let last = lastReportAt, now - last < Self.minimumReportIntervalMicroseconds { return false }
@@ -93,6 +118,14 @@ public struct SendBitrateController: Sendable, Equatable {
         reportedLoss = loss
         let estimate = Double(lossEstimateKbps)
         var next = lossEstimateKbps
+        if startingUp, loss < Self.cleanLoss, !queueBuilding {
+            next = max(Int(estimate * Self.startGrowth), lossEstimateKbps + 1)
+            increases += 1
+            lossEstimateKbps = min(next, maximumKbps)
+            startingUp = lossEstimateKbps < maximumKbps
+            return targetKbps != before
+        }
+        startingUp = false
         if loss > Self.congestedLoss {
             next = Int(estimate * (1 - loss / 2))
             decreases += 1
@@ -108,6 +141,7 @@ public struct SendBitrateController: Sendable, Equatable {
     @discardableResult
     public mutating func remb(kbps: Int) -> Bool {
         let before = targetKbps
+        if kbps < before { startingUp = false }
         rembKbps = max(kbps, 1)
         return targetKbps != before
     }
@@ -126,6 +160,7 @@ public struct SendBitrateController: Sendable, Equatable {
         let before = targetKbps
         maximumKbps = max(kbps, 1)
         lossEstimateKbps = maximumKbps
+        startingUp = false
         return targetKbps != before
     }
 }

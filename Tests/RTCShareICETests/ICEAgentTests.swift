@@ -20,6 +20,16 @@ import TestSupport
         #expect(sim.a.counters.malformedDropped == 0 && sim.a.counters.unauthenticatedDropped == 0)
     }
 
+    @Test func theLeastRoundTripIsMeasuredFromAnswersToFirstTransmissions() throws {
+        var sim = ICESimulation(seed: 3)
+        #expect(sim.a.leastRoundTrip == nil)
+        sim.run(until: .seconds(3))
+        // 10 ms each way over the simulated link, answered at once.
+        let rtt = try #require(sim.a.leastRoundTrip)
+        #expect(rtt >= .milliseconds(20) && rtt <= .milliseconds(21), "\(rtt.microseconds) µs")
+        #expect(sim.b.leastRoundTrip.map { $0 >= .milliseconds(20) } ?? true)
+    }
+
     @Test func connectsThroughThirtyPercentLossInAlmostEveryRun() {
         // 30 % loss each way loses 51 % of round trips, and RFC 5389's doubling RTO leaves room
         // for only ~6 transmissions of a check in 10 s, so a few runs see all of them lost.

@@ -115,4 +115,39 @@ import Testing
         d.roundTrip(microseconds: 300_000)
         #expect(d.targetKbps == 875 && !d.pathHoldsTarget)
     }
+
+    @Test func anUntriedPathWithoutADelaySignalStartsLowAndGrowsFastUntilThePathSpeaks() {
+        var c = SendBitrateController(maximumKbps: 2500)
+        c.roundTrip(microseconds: 40_000)  // measured before media (ICE)
+        #expect(c.startBelowMaximum(kbps: 1000) && c.targetKbps == 1000 && c.startingUp)
+        c.roundTrip(microseconds: 60_000)
+        c.receiverReport(fractionLost: 0, now: 1_000_000)
+        #expect(c.targetKbps == 1500 && c.startingUp)
+        c.roundTrip(microseconds: 45_000)
+        c.receiverReport(fractionLost: 0, now: 2_000_000)
+        #expect(c.targetKbps == 2250 && c.startingUp)
+        c.receiverReport(fractionLost: 0, now: 3_000_000)
+        #expect(c.targetKbps == 2500 && !c.startingUp, "the maximum ends the start")
+        // A queue in the round trip ends it where it is, and the usual rules go on from there.
+        var q = SendBitrateController(maximumKbps: 2500)
+        q.roundTrip(microseconds: 40_000)
+        q.startBelowMaximum(kbps: 1000)
+        q.roundTrip(microseconds: 410_000)
+        q.receiverReport(fractionLost: 0, now: 1_000_000)
+        #expect(!q.startingUp && q.targetKbps == 1050)
+        // So do loss (here 5 %: held) and a REMB under the target.
+        var l = SendBitrateController(maximumKbps: 2500)
+        l.startBelowMaximum(kbps: 1000)
+        l.receiverReport(fractionLost: 13, now: 1_000_000)
+        #expect(!l.startingUp && l.targetKbps == 1000)
+        var r = SendBitrateController(maximumKbps: 2500)
+        r.startBelowMaximum(kbps: 1000)
+        r.remb(kbps: 2000)
+        #expect(r.startingUp, "a REMB over the target says nothing of the ceiling")
+        r.remb(kbps: 800)
+        #expect(!r.startingUp && r.targetKbps == 800)
+        // A maximum under the start: nothing to grow to.
+        var small = SendBitrateController(maximumKbps: 600)
+        #expect(!small.startBelowMaximum(kbps: 1000) && !small.startingUp && small.targetKbps == 600)
+    }
 }
