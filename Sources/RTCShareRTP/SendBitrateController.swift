@@ -79,7 +79,7 @@ public struct SendBitrateController: Sendable, Equatable {
     }
 
     /// A round trip this much over the least seen says a queue is building on the path.
-    public static let queueingRoundTripMicroseconds: Int64 = 100_000
+    public static let queueingRoundTripMicroseconds: Int64 = 50_000
     /// The newest round trip from a receiver report, and the least seen.
     public private(set) var roundTripMicroseconds: Int64?
     public private(set) var leastRoundTripMicroseconds: Int64?

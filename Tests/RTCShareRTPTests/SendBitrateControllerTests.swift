@@ -95,10 +95,10 @@ import Testing
         c.roundTrip(microseconds: 40_000)
         c.receiverReport(fractionLost: 0, now: 1_000_000)
         #expect(c.targetKbps == 60 && !c.pathHoldsTarget)
-        // The same REMB while the round trip stands 100 ms over its least: a queue, so held.
-        c.roundTrip(microseconds: 139_000)
+        // The same REMB while the round trip stands 50 ms over its least: a queue, so held.
+        c.roundTrip(microseconds: 89_000)
         #expect(!c.pathHoldsTarget)
-        c.roundTrip(microseconds: 140_000)
+        c.roundTrip(microseconds: 90_000)
         #expect(c.pathHoldsTarget)
         c.roundTrip(microseconds: 45_000)
         #expect(!c.pathHoldsTarget && c.leastRoundTripMicroseconds == 40_000)
