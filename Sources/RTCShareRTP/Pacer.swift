@@ -117,6 +117,12 @@ public struct Pacer: Sendable {
         return pop()
     }
 
+    /// The oldest queued packet whatever the bucket says (the share is ending: what waits goes
+    /// now); nil when nothing waits.
+    public mutating func takeAnyway() -> UInt16? {
+        queuedPackets > 0 ? pop() : nil
+    }
+
     /// Bytes sent outside the queue (audio, retransmissions, RTCP): queued video waits for them.
     public mutating func charge(bytes: Int, at now: Int64) {
         guard bytesPerSecond != nil else { return }

@@ -747,9 +747,12 @@ public final class RTPSender {
         }
     }
 
-    /// The share is over: a last sender report with BYE for each stream that sent anything.
+    /// The share is over: the video still in the pacer's queue goes at once (a frame encoded
+    /// is a frame the receiver is owed, and the goodbye must not overtake it), then a last
+    /// sender report with BYE for each stream that sent anything.
     public func finish(at now: MediaTime, transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
         guard connected else { return }
+        while let sequence = pacer.takeAnyway() { sendFromHistory(sequence, at: now, transmit) }
         if video.packetCount > 0 { sendReport(for: video, bye: true, route: .videoRTCP, at: now, transmit) }
         if let stream = audio, stream.packetCount > 0 {
             sendReport(for: stream, bye: true, route: .audioRTCP, at: now, transmit)

@@ -319,6 +319,31 @@ import Testing
         #expect(sim.sender.nextDeadline == nil, "no more reports after the goodbye")
     }
 
+    @Test func theVideoStillPacedWhenTheShareEndsIsSentBeforeTheGoodbye() throws {
+        let sim = try Simulation(loss: 0, seed: 17)
+        try sim.run(for: .milliseconds(300))
+        // Paced at 2.5 × 100 kbit/s: a frame of 6 KB takes ~190 ms to leave.
+        sim.sender.setTargetBitrate(kbps: 100, maximumKbps: 2500, at: sim.now)
+        let last = sim.frameIndex
+        try Simulation.frame(last).withUnsafeBytes { bytes in
+            try sim.sender.sendVideo(bytes, mediaTimestamp: UInt32(last * 4500), orientation: .up, at: sim.now,
+                                     transmit: sim.transmit)
+        }
+        sim.sender.poll(at: sim.now, transmit: sim.transmit)
+        #expect(sim.sender.pacerState.queuedPackets > 0, "the frame waits in the pacer")
+        sim.sender.finish(at: sim.now, transmit: sim.transmit)
+        #expect(sim.sender.pacerState.queuedPackets == 0)
+        #expect(sim.sender.stats.pacedPacketsExpired == 0)
+        sim.now = sim.now + .milliseconds(50)
+        var order: [Bool] = []  // true: the goodbye
+        for bytes in sim.forward.arrivals(until: sim.now) {
+            order.append(sim.receiver.receive(bytes, at: sim.now) == .control(goodbye: true))
+        }
+        sim.receiver.core.poll(at: sim.now, output: sim.receiver)
+        #expect(sim.receiver.holds(frame: last), "the last frame arrived whole")
+        #expect(order.last == true && order.dropLast().allSatisfy { !$0 }, "the goodbye came last")
+    }
+
     @Test func aReceiverThatFallsSilentIsNoticedOnceAndSoIsItsReturn() throws {
         let sim = try Simulation(loss: 0, seed: 18)
         try sim.run(for: .seconds(2))
