@@ -3,8 +3,9 @@
 /// frame the encoder would code while it is more than `aheadMicroseconds` of its ask ahead is
 /// skipped before it reaches the encoder — unless the picture has gone too long without one
 /// (`ScreenFrameRate.mayDrop`) or a keyframe is due. The share skips frames for it only while
-/// the delay-based estimate holds the rate down (the path measured as the limit), not under a
-/// REMB or loss-based target, which may merely follow what the sender happened to send.
+/// the path holds the rate down (`SendBitrateController.pathHoldsTarget`: the delay-based
+/// estimate, or a REMB with the receiver reports showing a queue or loss), not under a bare REMB
+/// or loss-based target, which may merely follow what the sender happened to send.
 ///
 /// Why not only libvpx's own dropping: its buffer is a second of the target and drops only
 /// below 30 % of its 600 ms optimum, so it lets the encoder spend ~0.8 s of the target ahead —

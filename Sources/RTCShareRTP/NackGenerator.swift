@@ -81,6 +81,20 @@ public struct NackGenerator: Sendable {
         /// When it was first asked for (valid once `tries` > 0).
         var firstRequest: Int64
         var live: Bool
+
+        /// Asked for at `now`: the next request `spacing` later.
+        mutating func asked(at now: Int64, spacing: Int64) {
+            if tries == 0 { firstRequest = now }
+            tries += 1
+            nextRequest = now + spacing
+        }
+    }
+
+    /// Whether `m`, due at `now`, is past asking for: out of tries or age, or (a retry only) its
+    /// answer could no longer arrive within `playoutWaitMicroseconds` of its going missing.
+    private func exhausted(_ m: Missing, now: Int64, answerMicroseconds: Int64, playoutWaitMicroseconds: Int64?) -> Bool {
+        let tooLate = m.tries > 0 && playoutWaitMicroseconds.map { now + answerMicroseconds > m.since + $0 } ?? false
+        return m.tries >= configuration.maxTries || now - m.since > configuration.maxAgeMicroseconds || tooLate
     }
 
     public let configuration: Configuration
@@ -292,22 +306,16 @@ public struct NackGenerator: Sendable {
             let m = ring[i]
             if m.live && m.nextRequest <= now {
                 // The first NACK always goes out; a retry only if its answer can still be used.
-                let tooLate = m.tries > 0
-                    && playoutWaitMicroseconds.map { now + answerMicroseconds > m.since + $0 } ?? false
-                if m.tries >= configuration.maxTries || now - m.since > configuration.maxAgeMicroseconds || tooLate {
+                if exhausted(m, now: now, answerMicroseconds: answerMicroseconds, playoutWaitMicroseconds: playoutWaitMicroseconds) {
                     remove(at: p)
                     counters.givenUp += 1
                     keyframeWanted = true
                 } else {
                     output[written] = UInt16(truncatingIfNeeded: m.extendedSequence)
                     written += 1
-                    if m.tries == 0 {
-                        counters.nacked += 1
-                        ring[i].firstRequest = now
-                    }
+                    if m.tries == 0 { counters.nacked += 1 }
                     counters.requests += 1
-                    ring[i].tries += 1
-                    ring[i].nextRequest = now + spacing
+                    ring[i].asked(at: now, spacing: spacing)
                 }
             }
             p += 1
@@ -317,9 +325,7 @@ public struct NackGenerator: Sendable {
         while k < inferred.count, written < output.count {
             let m = inferred[k]
             if m.nextRequest <= now {
-                let tooLate = m.tries > 0
-                    && playoutWaitMicroseconds.map { now + answerMicroseconds > m.since + $0 } ?? false
-                if m.tries >= configuration.maxTries || now - m.since > configuration.maxAgeMicroseconds || tooLate {
+                if exhausted(m, now: now, answerMicroseconds: answerMicroseconds, playoutWaitMicroseconds: playoutWaitMicroseconds) {
                     // Never shown to exist: dropped without a keyframe (a higher arrival that
                     // shows it lost asks for one then).
                     inferred.remove(at: k)
@@ -328,10 +334,8 @@ public struct NackGenerator: Sendable {
                 }
                 output[written] = UInt16(truncatingIfNeeded: m.extendedSequence)
                 written += 1
-                if m.tries == 0 { inferred[k].firstRequest = now }
                 counters.requests += 1
-                inferred[k].tries += 1
-                inferred[k].nextRequest = now + spacing
+                inferred[k].asked(at: now, spacing: spacing)
             }
             k += 1
         }

@@ -15,8 +15,7 @@ public struct RecentRetransmissions: Sendable {
 
     /// Whether `seq` was resent less than `spacingMicroseconds` before `nowMicroseconds`.
     public func isRecent(_ seq: UInt16, nowMicroseconds: Int64, spacingMicroseconds: Int64) -> Bool {
-        let i = Int(seq) & (Self.size - 1)
-        return sequence[i] == seq && sentAt[i] != Int64.min && nowMicroseconds - sentAt[i] < spacingMicroseconds
+        lastResend(seq).map { nowMicroseconds - $0 < spacingMicroseconds } ?? false
     }
 
     /// When `seq` was last resent, if the table still knows.

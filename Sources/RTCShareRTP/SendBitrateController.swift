@@ -118,15 +118,12 @@ public struct SendBitrateController: Sendable, Equatable {
         reportedLoss = loss
         let estimate = Double(lossEstimateKbps)
         var next = lossEstimateKbps
-        if startingUp, loss < Self.cleanLoss, !queueBuilding {
+        // The start grows on a clean report; any other ends it, and the usual rule applies.
+        let growingFromStart = startingUp && loss < Self.cleanLoss && !queueBuilding
+        if growingFromStart {
             next = max(Int(estimate * Self.startGrowth), lossEstimateKbps + 1)
             increases += 1
-            lossEstimateKbps = min(next, maximumKbps)
-            startingUp = lossEstimateKbps < maximumKbps
-            return targetKbps != before
-        }
-        startingUp = false
-        if loss > Self.congestedLoss {
+        } else if loss > Self.congestedLoss {
             next = Int(estimate * (1 - loss / 2))
             decreases += 1
         } else if loss < Self.cleanLoss {
@@ -134,6 +131,7 @@ public struct SendBitrateController: Sendable, Equatable {
             if lossEstimateKbps < maximumKbps { increases += 1 }
         }
         lossEstimateKbps = min(max(next, minimumKbps), maximumKbps)
+        startingUp = growingFromStart && lossEstimateKbps < maximumKbps
         return targetKbps != before
     }
 
