@@ -322,7 +322,12 @@ public final class ShareSession: Sendable {
             } else if wantsKeyframe {
                 encoder!.requestKeyframe(nowMicroseconds: now.microseconds)
             }
-            do { try encoder!.setFrameDropping(allowed: mayDrop) } catch { throw .pipeline("frame dropping: \(error)") }
+            do {
+                try encoder!.setFrameDropping(allowed: mayDrop)
+                try encoder!.setFrameRate(pacer.framesPerSecond)
+            } catch {
+                throw .pipeline("frame dropping, frame rate: \(error)")
+            }
             var sendError: ShareError?
             func encodeSlot(_ slot: borrowing FrameSlot) throws(MediaError) -> Bool {
                 try encoder!.encode(slot) { frame in

@@ -11,8 +11,9 @@ extension VP8Encoder {
         public var height: Int
         /// Target bitrate in kbit/s; `setBitrate(kbps:)` changes it while running.
         public var bitrateKbps: Int
-        /// Nominal frame rate: the duration handed to the rate controller with each frame and
-        /// its first guess of the rate (later it follows the timestamps).
+        /// Nominal frame rate: the duration handed to the rate controller with each frame, its
+        /// first guess of the rate, and the longest step of its timeline between two frames
+        /// (later it follows the timestamps, up to that step); `setFrameRate` changes it.
         public var frameRate: Int = 30
 
         /// libvpx speed: negative is a fixed realtime speed (-16 fastest .. -1), positive lets

@@ -113,6 +113,13 @@ public enum VideoEncoder: ~Copyable, @unchecked Sendable {
                    h264: { (_: inout H264Encoder) throws(MediaError) in })
     }
 
+    /// VP8: the frame rate fed now, which each frame is sized for however long the caller let
+    /// pass since the last (`VP8Encoder.setFrameRate`). H.264: nothing.
+    public mutating func setFrameRate(_ framesPerSecond: Int) throws(MediaError) {
+        try mutate(vp8: { e throws(MediaError) in try e.setFrameRate(framesPerSecond) },
+                   h264: { (_: inout H264Encoder) throws(MediaError) in })
+    }
+
     /// VP8: whether rate control may drop the next frames (`VP8Encoder.setFrameDropping`).
     /// H.264: openh264's frame skip is set at init; nothing.
     public mutating func setFrameDropping(allowed: Bool) throws(MediaError) {
