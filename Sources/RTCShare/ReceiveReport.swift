@@ -47,9 +47,12 @@ public struct ReceiveReport: Sendable, Equatable {
     /// Bytes the missing packets are estimated to have held: packets that went missing (a
     /// higher number arrived first, reordering excluded) times the mean video packet size.
     public var bytesLostEstimate: UInt64 = 0
-    /// Video numbers asked for early from a transport-wide gap (`TransportGapInference`), and
-    /// those that then arrived unasked (not lost) or were dropped never shown to exist.
+    /// Video numbers asked for early — from a transport-wide gap (`TransportGapInference`) or a
+    /// frame whose last packet did not follow (`UnfinishedFrameWatch`, `unfinishedFrames` of
+    /// them) — and those that then arrived unasked (not lost) or were dropped never shown to
+    /// exist.
     public var packetsInferredMissing: UInt64 = 0
+    public var unfinishedFrames: UInt64 = 0
     public var inferredUnasked: UInt64 = 0
     public var inferredDropped: UInt64 = 0
     public var jitterMicroseconds: Int64 = 0
@@ -114,6 +117,7 @@ public struct ReceiveReport: Sendable, Equatable {
             + ",\"packets_recovered\":\(packetsRecovered),\"packets_duplicate\":\(packetsDuplicate)"
             + ",\"packets_late\":\(packetsLate),\"nack_packets\":\(nackPackets),\"plis\":\(plis)"
             + ",\"packets_inferred_missing\":\(packetsInferredMissing),\"inferred_unasked\":\(inferredUnasked)"
+            + ",\"unfinished_frames\":\(unfinishedFrames)"
             + ",\"inferred_dropped\":\(inferredDropped)"
             + ",\"bytes\":\(bytes),\"bytes_retransmitted\":\(bytesRetransmitted)"
             + ",\"bytes_lost_estimate\":\(bytesLostEstimate),\"jitter_ms\":\(Self.ms(jitterMicroseconds))"

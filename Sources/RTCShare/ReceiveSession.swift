@@ -335,6 +335,7 @@ final class ReceiveLoop: RTPReceiverOutput {
         let n = core.nackCounters
         r.packetsInferredMissing = n.inferred
         r.inferredUnasked = n.inferredUnasked
+        r.unfinishedFrames = s.unfinishedFrames
         r.inferredDropped = n.inferredDropped
         let missing = n.missing > n.reordered ? n.missing - n.reordered : 0
         r.bytesLostEstimate = s.packets > 0 ? missing * (s.bytes / s.packets) : 0

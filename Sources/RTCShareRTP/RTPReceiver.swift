@@ -32,6 +32,8 @@ import RTCShareMedia
 //   With those numbers, video lost after the newest video packet is asked for as soon as two
 //   consecutive audio packets show a gap above it (`TransportGapInference`), before the next
 //   frame shows it (measured at 20 fps, 5 % loss: half the losses, asked ~30 ms sooner).
+// - A frame whose newest packet has no marker bit and is not followed within a few packet
+//   spacings has lost its tail: the next number is asked for then (`UnfinishedFrameWatch`).
 // - Memory: the jitter buffers from the caller's `MemoryBudget`; a frame buffer, an RTX unwrap
 //   buffer, an outgoing RTCP buffer, the NACK lists and the transport-wide arrival rings (8 KiB
 //   and 2 KiB) taken at start. Nothing grows per packet.
@@ -73,6 +75,9 @@ public struct RTPReceiverConfiguration: Sendable {
     /// soon as the audio packets' numbers show it (`TransportGapInference`), not when the next
     /// video packet arrives.
     public var infersLossFromTransportGaps = true
+    /// A frame whose newest packet is not its last and is not followed at once: the next number
+    /// is asked for then (`UnfinishedFrameWatch`), not when the next frame shows the gap.
+    public var infersLossFromUnfinishedFrames = true
 
     /// Largest datagram taken (a jitter-buffer slot).
     public static let datagramBytes = 2048
@@ -127,6 +132,9 @@ public struct RTPReceiverStats: Sendable, Equatable {
     /// late ones included.
     public var bytesRepaired: UInt64 = 0
     public var nackPackets: UInt64 = 0
+    /// Times the newest video packet was not its frame's last and the next one did not follow
+    /// (`UnfinishedFrameWatch`): the next number was asked for at once.
+    public var unfinishedFrames: UInt64 = 0
     public var plis: UInt64 = 0
     public var keyframes: UInt64 = 0
     /// Frames assembled but not handed out (waiting for a keyframe) or that failed to decode.
@@ -168,6 +176,7 @@ public final class RTPReceiver {
     private var depacketizer: VideoDepacketizer
     private var nack: NackGenerator
     private var transportGaps = TransportGapInference()
+    private var unfinishedFrame = UnfinishedFrameWatch()
     private var keyframes = KeyframeRequestLimiter()
     private var videoStats: ReceiveStatistics?
     private var audioStats: ReceiveStatistics?
@@ -261,6 +270,7 @@ public final class RTPReceiver {
         consider(videoJitter.nextDeadline)
         consider(audioJitter.nextDeadline)
         consider(nack.nextDeadline)
+        consider(configuration.infersLossFromUnfinishedFrames ? unfinishedFrame.deadline : nil)
         consider(videoSSRC == nil || stats.packets == 0 ? nil : keyframes.nextDeadline)
         consider(nextReport?.microseconds)
         consider(transportFeedback?.nextDeadline)
@@ -363,6 +373,7 @@ public final class RTPReceiver {
         stats.packets += 1
         stats.bytes += UInt64(packet.count)
         var sinceNack = nack.packetReceived(sequenceNumber: h.sequenceNumber, now: t)
+        unfinishedFrame.videoArrived(sequence: h.sequenceNumber, timestamp: h.timestamp, marker: h.marker, at: t)
         // An inferred number's answer may have been its first sending: no round-trip sample.
         let inferredAnswer = sinceNack != nil && nack.lastRecoveryInferred
         var askedOnce = sinceNack != nil && nack.lastRecoveryTries == 1
@@ -542,6 +553,11 @@ public final class RTPReceiver {
         sendTransportFeedback(at: now, output: output)
         guard let media = videoSSRC, stats.packets > 0 else { return }
         let t = now.microseconds
+        // The newest packet was not its frame's last and nothing followed: the next is lost.
+        if configuration.infersLossFromUnfinishedFrames, unfinishedFrame.takeDue(at: t) {
+            nack.inferMissing(count: 1, now: t)
+            stats.unfinishedFrames += 1
+        }
         let n = nack.collectDue(now: t, answerMicroseconds: recovery.retryMicroseconds,
                                 // Only a measured round trip says an answer can no longer come.
                                 playoutWaitMicroseconds: recovery.samples > 0 ? videoJitter.waitMicroseconds : nil,

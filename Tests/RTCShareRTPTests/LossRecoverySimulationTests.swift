@@ -15,8 +15,9 @@ import Testing
 
     /// A simulation whose way to the receiver is `profile` (the way back: the same delay, no loss).
     static func simulation(_ profile: ImpairmentProfile, seed: UInt64, audio: Bool = false,
-                           infersLoss: Bool = true) throws -> Simulation {
-        let sim = try Simulation(loss: 0, delay: profile.delay, audio: audio, infersLoss: infersLoss, seed: seed)
+                           infersLoss: Bool = true, watchesUnfinishedFrames: Bool = true) throws -> Simulation {
+        let sim = try Simulation(loss: 0, delay: profile.delay, audio: audio, infersLoss: infersLoss,
+                                 watchesUnfinishedFrames: watchesUnfinishedFrames, seed: seed)
         sim.impaired = ImpairedPath(profile: try profile.validated(), random: SeededRandom(seed: seed &+ 100))
         return sim
     }
@@ -70,7 +71,8 @@ import Testing
 
     /// The last packets of a frame are found lost from the audio packets' transport-wide numbers
     /// (the next audio packet, ≤ 20 ms) instead of from the next frame (50 ms), so their resends
-    /// come sooner. Same path, same seeds, with and without the inference.
+    /// come sooner. Same path, same seeds, with and without the inference (the watch for
+    /// unfinished frames off in both, so the figures are the transport-wide numbers' alone).
     @Test func videoLostAfterTheNewestPacketIsAskedForFromTheAudiosTransportWideGap() throws {
         var p = ImpairmentProfile()
         p.lossPercent = 5
@@ -78,7 +80,7 @@ import Testing
         for seed: UInt64 in [43, 44, 45] {
             var results: [(Figures, NackGenerator.Counters, TransportStats, MediaDuration)] = []
             for infers in [true, false] {
-                let sim = try Self.simulation(p, seed: seed, audio: true, infersLoss: infers)
+                let sim = try Self.simulation(p, seed: seed, audio: true, infersLoss: infers, watchesUnfinishedFrames: false)
                 try sim.run(for: .seconds(30))
                 // Time frozen: the gaps between frames handed out beyond the 50 ms frame interval.
                 var frozen = MediaDuration.zero
@@ -105,6 +107,45 @@ import Testing
             #expect(with.longestGap <= .milliseconds(200), "\(with)")
             #expect(with.bytesRetransmitted * 2 <= with.bytesLost * 3, "\(with)")
             #expect(frozen < frozen0, "inferring: \(frozen.microseconds) µs frozen, not: \(frozen0.microseconds)")
+        }
+    }
+
+    /// A frame whose packets stop before its last (no marker bit) has lost its tail: the next
+    /// number is asked for a few packet spacings later, not when the next frame shows the gap.
+    /// Same path and seeds (video only, so no transport-wide numbers), with and without.
+    @Test func aFrameWhoseLastPacketDoesNotFollowIsAskedForAtOnce() throws {
+        var p = ImpairmentProfile()
+        p.lossPercent = 5
+        p.delay = .milliseconds(20)
+        for seed: UInt64 in [46, 47] {
+            var frozenBy: [Bool: MediaDuration] = [:]
+            for watches in [true, false] {
+                let sim = try Self.simulation(p, seed: seed, watchesUnfinishedFrames: watches)
+                try sim.run(for: .seconds(30))
+                var frozen = MediaDuration.zero
+                for (a, b) in zip(sim.handedOut, sim.handedOut.dropFirst()) where b - a > .milliseconds(50) {
+                    frozen = frozen + (b - a - .milliseconds(50))
+                }
+                frozenBy[watches] = frozen
+                let f = Self.figures(sim)
+                let n = sim.receiver.core.nackCounters
+                let unfinished = sim.receiver.core.stats.unfinishedFrames
+                print("seed \(seed), watching \(watches): \(f), frozen \(frozen.microseconds / 1000) ms, "
+                      + "unfinished frames \(unfinished), inferred \(n.inferred) answered \(n.inferredAnswered) "
+                      + "confirmed \(n.inferredConfirmed) unasked \(n.inferredUnasked) dropped \(n.inferredDropped)")
+                if watches {
+                    #expect(unfinished >= 5, "tails found lost before the next frame")
+                    #expect(n.inferredConfirmed + n.inferredAnswered >= 5)
+                    // A packet merely slow is rare: it arrives unasked or is answered needlessly.
+                    #expect((n.inferredDropped + n.inferredUnasked) * 10 <= n.inferred, "few guesses without a loss")
+                    #expect(sim.sender.stats.retransmitsMissed == 0)
+                    #expect(f.framesWhole * 100 >= f.framesSent * 99, "\(f)")
+                    #expect(f.bytesRetransmitted * 2 <= f.bytesLost * 3, "\(f)")
+                } else {
+                    #expect(unfinished == 0 && n.inferred == 0)
+                }
+            }
+            #expect(frozenBy[true]! < frozenBy[false]!, "watching: \(frozenBy[true]!.microseconds) µs, not: \(frozenBy[false]!.microseconds)")
         }
     }
 

@@ -29,12 +29,13 @@ import Testing
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
 
         init(rtxPayloadType: UInt8? = nil, transportSequenceID: UInt8? = nil, infersLoss: Bool = true,
-             seed: UInt64 = 99) throws {
+             watchesUnfinishedFrames: Bool = true, seed: UInt64 = 99) throws {
             var c = RTPReceiverConfiguration()
             c.protection = RTPSenderSimulationTests.key
             c.rtxPayloadType = rtxPayloadType
             c.transportSequenceID = transportSequenceID
             c.infersLossFromTransportGaps = infersLoss
+            c.infersLossFromUnfinishedFrames = watchesUnfinishedFrames
             c.reportIntervalMicroseconds = 200_000
             let budget = try MemoryBudget(capBytes: c.budgetBytes + (64 << 10), prefault: false)
             core = try RTPReceiver(configuration: c, budget: budget, random: SeededRandom(seed: seed))
@@ -95,7 +96,8 @@ import Testing
         /// `audio`: a 60-byte Opus packet every 20 ms beside the video, and the receiver reads the
         /// transport-wide numbers (transport-cc feedback; `infersLoss`: gaps found from them).
         init(loss: Int, delay: MediaDuration = .milliseconds(20), rtx: Bool = false, historyBytes: Int = 256 << 10,
-             audio: Bool = false, infersLoss: Bool = true, seed: UInt64) throws {
+             audio: Bool = false, infersLoss: Bool = true, watchesUnfinishedFrames: Bool = true,
+             seed: UInt64) throws {
             var c = RTPSenderConfiguration()
             c.protection = .keys(local: RTPSenderSimulationTests.key, remote: RTPSenderSimulationTests.key)
             c.rtxPayloadType = rtx ? 97 : nil
@@ -104,7 +106,8 @@ import Testing
             budget = try MemoryBudget(capBytes: RTPSender.budgetBytes(historyBytes: historyBytes) + (64 << 10))
             sender = try RTPSender(configuration: c, budget: budget, random: SeededRandom(seed: seed))
             receiver = try Receiver(rtxPayloadType: rtx ? 97 : nil, transportSequenceID: audio ? c.transportSequenceID : nil,
-                                    infersLoss: infersLoss, seed: seed &+ 3)
+                                    infersLoss: infersLoss, watchesUnfinishedFrames: watchesUnfinishedFrames,
+                                    seed: seed &+ 3)
             sendsAudio = audio
             forward = Link(delay: delay, loss: .percent(loss), seed: seed &+ 1)
             backward = Link(delay: delay, loss: .percent(0), seed: seed &+ 2)
