@@ -21,7 +21,9 @@
 # packet size; the relay's count for all streams beside it), glass-to-glass latency p50/p99
 # (frame marker). Targets:
 # random5_rtt40 ≥ 99 % decoded, no freeze > 200 ms; bursty2_rtt100 ≥ 95 % of the NACKed packets
-# recovered, no freeze > 500 ms; both retransmitted ≤ 1.5 × lost bytes. Binaries: the release
+# recovered, no freeze > 500 ms; both retransmitted ≤ 1.5 × lost bytes; the bottlenecks under the
+# cap within 3 s and, after those 3 s, loss < 2 %, queueing delay p99 < 150 ms and no freeze
+# > 500 ms (the freeze of the whole run is printed beside it). Binaries: the release
 # build (BIN_DIR= to use another).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,7 +46,7 @@ scenario() {
     local rx_port=$port front=$((port + 10))
     rm -f "$work/$name".*
     "$bin" receive --listen "127.0.0.1:$rx_port" --srtp-key "$key" --stats-json "$work/$name.rx.json" \
-        --idle-timeout 3 >"$work/$name.rx.log" 2>&1 &
+        --idle-timeout 3 --settle 3 >"$work/$name.rx.log" 2>&1 &
     local rx=$!
     "$relay" --listen "127.0.0.1:$front" --forward "127.0.0.1:$rx_port" \
         --listen "127.0.0.1:$((front + 2))" --forward "127.0.0.1:$((rx_port + 2))" "$@" \
@@ -91,7 +93,12 @@ out = {
 }
 if name.startswith("bottleneck"):
     out.update(bottleneck_figures(base + ".tx.jsonl", down))
-    out["met"] = converged(out) and rx["longest_freeze_ms"] <= 500
+    # The issue's figure: no freeze over 500 ms once under the cap (3 s); the whole run's
+    # longest freeze stays in `longest_freeze_ms`, the start included.
+    settled = rx.get("settled") or {}
+    out["longest_freeze_after_3s_ms"] = settled.get("longest_freeze_ms")
+    out["freezes_over_200ms_after_3s"] = settled.get("freezes")
+    out["met"] = converged(out) and (settled.get("longest_freeze_ms") or 1e9) <= 500
 elif name.startswith("random5"):
     out["target"] = ">= 99 % decoded, no freeze > 200 ms, retransmitted <= 1.5 x lost"
     out["met"] = out["frames_decoded_pct"] >= 99 and rx["longest_freeze_ms"] <= 200 and out["retransmitted_over_lost"] <= 1.5

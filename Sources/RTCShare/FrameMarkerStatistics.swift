@@ -11,7 +11,9 @@
 //   them arriving later (within the last `window` counters, remembered in a bitmap) takes one
 //   back off `skipped` and counts as out of order. Counters before the first frame seen are
 //   never counted (the receiver may start late).
-// - A freeze is a wall-clock gap between consecutive decoded frames above the threshold.
+// - A freeze is a wall-clock gap between consecutive decoded frames above the threshold. With a
+//   settle time, the gaps that end that long or longer after the first decoded frame are also
+//   counted apart (a sender's start, its convergence on a thin path, left out).
 // - Latency is now − capture time, both low 32 bits of CLOCK_MONOTONIC in µs (same host),
 //   recorded for first sightings only; values outside 0 ..< 10 s are not recorded (another
 //   host's clock).
@@ -38,6 +40,12 @@ public struct FrameMarkerStatistics: Sendable {
     public private(set) var freezeMicroseconds: Int64 = 0
     /// The longest wall-clock gap between two consecutive decoded frames (the longest freeze).
     public private(set) var longestGapMicroseconds: Int64 = 0
+    /// The same for the gaps ending `settleMicroseconds` or more after the first decoded frame,
+    /// and how many of those were freezes (nil, 0 without a settle time).
+    public let settleMicroseconds: Int64?
+    public private(set) var longestGapAfterSettleMicroseconds: Int64?
+    public private(set) var freezesAfterSettle: UInt64 = 0
+    private var firstFrameTime: Int64?
     public private(set) var latency = LatencyHistogram()
     /// Counters of the first and the highest marker read.
     public private(set) var firstCounter: Int64?
@@ -46,8 +54,10 @@ public struct FrameMarkerStatistics: Sendable {
     private var previousFrameTime: Int64?
     private var seen: [UInt64]
 
-    public init(freezeThresholdMicroseconds: Int64 = 200_000) {
+    public init(freezeThresholdMicroseconds: Int64 = 200_000, settleMicroseconds: Int64? = nil) {
         self.freezeThresholdMicroseconds = freezeThresholdMicroseconds
+        self.settleMicroseconds = settleMicroseconds
+        longestGapAfterSettleMicroseconds = settleMicroseconds.map { _ in 0 }
         seen = Array(repeating: 0, count: Self.window / 64)
     }
 
@@ -70,6 +80,12 @@ public struct FrameMarkerStatistics: Sendable {
             freezes += 1
             freezeMicroseconds += now - last
         }
+        if let last = previousFrameTime, let settle = settleMicroseconds, let first = firstFrameTime,
+           now - first >= settle {
+            longestGapAfterSettleMicroseconds = max(longestGapAfterSettleMicroseconds ?? 0, now - last)
+            if now - last > freezeThresholdMicroseconds { freezesAfterSettle += 1 }
+        }
+        if firstFrameTime == nil { firstFrameTime = now }
         previousFrameTime = now
         guard let marker else {
             unreadable += 1

@@ -22,6 +22,10 @@ public struct ReceiveReport: Sendable, Equatable {
     public var freezeMicroseconds: Int64 = 0
     /// The longest wall-clock gap between two decoded frames.
     public var longestFreezeMicroseconds: Int64 = 0
+    /// With `--settle`: the longest freeze and the freezes ending that long after the first frame.
+    public var settleMicroseconds: Int64?
+    public var longestFreezeAfterSettleMicroseconds: Int64?
+    public var freezesAfterSettle: UInt64 = 0
     public var latencyP50Microseconds: Int64?
     public var latencyP99Microseconds: Int64?
     public var latencyMaxMicroseconds: Int64?
@@ -109,6 +113,10 @@ public struct ReceiveReport: Sendable, Equatable {
             + ",\"frames_out_of_order\":\(framesOutOfOrder),\"markers_unreadable\":\(markersUnreadable)"
             + ",\"freezes\":\(freezes),\"freeze_ms\":\(Self.ms(freezeMicroseconds))"
             + ",\"longest_freeze_ms\":\(Self.ms(longestFreezeMicroseconds))"
+            + (settleMicroseconds.map {
+                ",\"settled\":{\"after_s\":\(Self.ms($0 / 1000)),\"longest_freeze_ms\":\(num(longestFreezeAfterSettleMicroseconds))"
+                    + ",\"freezes\":\(freezesAfterSettle)}"
+            } ?? "")
             + ",\"latency_p50_ms\":\(num(latencyP50Microseconds)),\"latency_p99_ms\":\(num(latencyP99Microseconds))"
             + ",\"latency_max_ms\":\(num(latencyMaxMicroseconds)),\"width\":\(width),\"height\":\(height)"
             + ",\"keyframes\":\(keyframes),\"frames_incomplete\":\(framesIncomplete)"

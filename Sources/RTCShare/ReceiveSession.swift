@@ -153,7 +153,8 @@ final class ReceiveLoop: RTPReceiverOutput {
         } catch {
             throw .pipeline("decoder: \(error)")
         }
-        markers = FrameMarkerStatistics(freezeThresholdMicroseconds: c.freezeThresholdMicroseconds)
+        markers = FrameMarkerStatistics(freezeThresholdMicroseconds: c.freezeThresholdMicroseconds,
+                                        settleMicroseconds: c.settleMicroseconds)
         inbox = .allocate(byteCount: RTPReceiverConfiguration.datagramBytes + SRTPProfile.requiredTailroom, alignment: 16)
         pcm = .allocate(capacity: OpusDecoder.maximumFrameSamples * 2)
 
@@ -314,6 +315,9 @@ final class ReceiveLoop: RTPReceiverOutput {
         r.freezes = markers.freezes
         r.freezeMicroseconds = markers.freezeMicroseconds
         r.longestFreezeMicroseconds = markers.longestGapMicroseconds
+        r.settleMicroseconds = markers.settleMicroseconds
+        r.longestFreezeAfterSettleMicroseconds = markers.longestGapAfterSettleMicroseconds
+        r.freezesAfterSettle = markers.freezesAfterSettle
         r.latencyP50Microseconds = markers.latency.percentile(50)
         r.latencyP99Microseconds = markers.latency.percentile(99)
         r.latencyMaxMicroseconds = markers.latency.count > 0 ? markers.latency.maximumMicroseconds : nil

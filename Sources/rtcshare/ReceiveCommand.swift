@@ -24,6 +24,7 @@ struct ReceiveCommand: CommandLineCommand {
     var insecure = false
     var duration: Double?
     var idleTimeout = 3.0
+    var settle: Double?
     var y4m: String?
     var audioOutput: String?
     var statsJSON: String?
@@ -47,6 +48,9 @@ struct ReceiveCommand: CommandLineCommand {
             .option("duration", \.duration, value: "seconds", help: "Stop after this many seconds."),
             .option("idle-timeout", \.idleTimeout, value: "seconds",
                     help: "Stop when nothing arrived for this long after something did.", defaults: d),
+            .option("settle", \.settle, value: "seconds",
+                    help: "Also give the longest freeze and the freezes for what ends this long after the first "
+                        + "decoded frame (a sender's start left out), as \"settled\" in --stats-json."),
             .option("y4m", \.y4m, value: "file.y4m", help: "Write the decoded frames as YUV4MPEG2."),
             .option("audio-output", \.audioOutput, value: "file.wav", help: "Write the decoded audio as WAV (s16le)."),
             .option("stats-json", \.statsJSON, value: "file", help: "Write the final counters as one JSON object."),
@@ -73,6 +77,9 @@ struct ReceiveCommand: CommandLineCommand {
         if let duration, !(duration > 0 && duration <= 366 * 86_400) {
             throw ValidationError("--duration must be a positive number of seconds")
         }
+        if let settle, !(settle > 0 && settle <= 86_400) {
+            throw ValidationError("--settle must be a positive number of seconds")
+        }
         guard idleTimeout > 0 && idleTimeout <= 86_400 else {
             throw ValidationError("--idle-timeout must be a positive number of seconds")
         }
@@ -97,6 +104,7 @@ struct ReceiveCommand: CommandLineCommand {
         }
         configuration.durationMicroseconds = duration.map { Int64($0 * 1_000_000) }
         configuration.idleTimeoutMicroseconds = Int64(idleTimeout * 1_000_000)
+        configuration.settleMicroseconds = settle.map { Int64($0 * 1_000_000) }
         configuration.y4mPath = y4m
         configuration.audioOutputPath = audioOutput
 

@@ -20,7 +20,7 @@ import Testing
         let json = dir.appendingPathComponent("rx.json").path
         let receiver = try BackgroundProcess(Tools.rtcshare, [
             "receive", "--listen", "127.0.0.1:\(receiverPort)", "--srtp-key", key,
-            "--stats-json", json, "--idle-timeout", "3",
+            "--stats-json", json, "--idle-timeout", "3", "--settle", "2",
         ], in: dir, name: "receiver")
         #expect(receiver.waitForOutput(containing: "listening on", timeout: 10), "receiver: \(receiver.stderr)")
         let relay = try ImpairmentRelay(front: relayPort, receiverPort: receiverPort, options: [
@@ -49,6 +49,10 @@ import Testing
         #expect(recovered * 100 >= nacked * 80 && nacked >= lostOnTheWay / 2, "\(summary)")
         #expect(givenUp * 5 <= lostOnTheWay, "\(summary)")
         #expect(rx.double("longest_freeze_ms") <= 1000, "\(summary)")
+        // What ended 2 s or more after the first frame, counted apart (`--settle 2`).
+        let settled = try #require(rx["settled"] as? [String: Any], "no settled figures: \(rx)")
+        #expect(settled.double("after_s") == 2 && settled.double("longest_freeze_ms") <= rx.double("longest_freeze_ms"))
+        #expect(settled.int("freezes") <= rx.int("freezes"))
         #expect(rx.int("frames") >= Self.seconds * 20 * 8 / 10, "\(summary)")
     }
 }

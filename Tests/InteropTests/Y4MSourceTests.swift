@@ -33,6 +33,8 @@ import Testing
         #expect(try Tools.run(Tools.rtcshare, ["plan", "--size", "640x360"]).status == 0)
         let badKey = try Tools.run(Tools.rtcshare, ["receive", "--listen", "127.0.0.1:5000", "--srtp-key", "bad"])
         #expect(badKey.status == 2, "as the sender's: \(badKey.stderr)")
+        let badSettle = try Tools.run(Tools.rtcshare, ["receive", "--listen", "127.0.0.1:5000", "--insecure", "--settle", "0"])
+        #expect(badSettle.status == 2 && badSettle.stderr.contains("--settle"), "\(badSettle.stderr)")
     }
 
     @Test func unreadableFileIsOneClearErrorLine() throws {

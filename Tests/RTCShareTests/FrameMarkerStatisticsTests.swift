@@ -47,6 +47,25 @@ import Testing
         #expect(s.freezeMicroseconds == 250_000)
     }
 
+    /// With a settle time, the gaps ending that long after the first frame are counted apart:
+    /// a freeze at the start stays in the whole run's figures only.
+    @Test func freezesAfterTheSettleTimeAreCountedApart() {
+        var s = FrameMarkerStatistics(settleMicroseconds: 3_000_000)
+        var t: Int64 = 10_000_000
+        s.frameDecoded(marker: nil, now: t)
+        t += 900_000; s.frameDecoded(marker: nil, now: t)  // a start freeze, ends at 0.9 s
+        for _ in 0..<40 { t += 50_000; s.frameDecoded(marker: nil, now: t) }  // to 2.9 s
+        t += 400_000; s.frameDecoded(marker: nil, now: t)  // ends at 3.3 s: after
+        t += 50_000; s.frameDecoded(marker: nil, now: t)
+        #expect(s.longestGapMicroseconds == 900_000)
+        #expect(s.freezes == 2)
+        #expect(s.longestGapAfterSettleMicroseconds == 400_000)
+        #expect(s.freezesAfterSettle == 1)
+        // Without one, nothing is counted apart.
+        let plain = FrameMarkerStatistics()
+        #expect(plain.longestGapAfterSettleMicroseconds == nil && plain.freezesAfterSettle == 0)
+    }
+
     @Test func unreadableMarkersAreCountedAsFrames() {
         var s = FrameMarkerStatistics()
         s.frameDecoded(marker: nil, now: 1)
