@@ -14,9 +14,9 @@
 /// (`bench/run-network.sh bottleneck1m`) the encoder put out 0.9–1.15 Mbit/s for a second
 /// against an ask of 480–790 and filled the 250 ms queue; a 200 ms lead keeps such a burst
 /// under the 150 ms of queueing the share is allowed. The frames it skips do not make the next
-/// one bigger: the encoder sizes each for the frame rate in force, not for the time since the
-/// last it coded (`VP8Encoder.setFrameRate`); before, the two settled together at one frame a
-/// lead (~5 fps) whatever the content.
+/// one bigger: after a skip the encoder sizes the next for the frame rate in force, not for the
+/// time since the last it coded (`VP8Encoder.noteSkipped`); before, the two settled together at
+/// one frame a lead (~5 fps) whatever the content.
 ///
 /// Invariants: the debt never goes below zero (an idle encoder banks nothing: a quiet screen
 /// must not buy a burst) nor above `maximumDebtMicroseconds` of the ask (a frame coded against

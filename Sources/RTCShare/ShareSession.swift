@@ -314,6 +314,7 @@ public final class ShareSession: Sendable {
                !frameBudget.allows(at: now.microseconds, askKbps: stats.encoderBitrateKbps) {
                 stats.droppedByEncoder += 1
                 stats.skippedOverBudget += 1
+                encoder!.noteSkipped()
                 return
             }
             if keyframeNow {

@@ -12,8 +12,8 @@ extension VP8Encoder {
         /// Target bitrate in kbit/s; `setBitrate(kbps:)` changes it while running.
         public var bitrateKbps: Int
         /// Nominal frame rate: the duration handed to the rate controller with each frame, its
-        /// first guess of the rate, and the longest step of its timeline between two frames
-        /// (later it follows the timestamps, up to that step); `setFrameRate` changes it.
+        /// first guess of the rate, and the longest step of its timeline over a skipped frame
+        /// (later it follows the timestamps); `setFrameRate` changes it.
         public var frameRate: Int = 30
 
         /// libvpx speed: negative is a fixed realtime speed (-16 fastest .. -1), positive lets

@@ -44,6 +44,8 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     /// (`submit`).
     private var lastEncoderPts: Int64?
     private var lastCallerPts: Int64?
+    /// The caller let frames go by since the last it submitted (`noteSkipped`).
+    private var callerSkipped = false
 
     /// The codec-neutral types, under the names this encoder has always used.
     public typealias Stats = VideoEncoderStats
@@ -143,13 +145,19 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         configuration.bitrateKbps = kbps
     }
 
-    /// The frame rate the caller feeds now (1 ... 240): each frame is sized for its interval,
-    /// however long the caller let pass since the last one it submitted (see `submit`).
+    /// The frame rate the caller feeds now (1 ... 240): a frame after a skip (`noteSkipped`) is
+    /// sized for its interval, however long the caller let pass since the last one (`submit`).
     public mutating func setFrameRate(_ framesPerSecond: Int) throws(MediaError) {
         guard (1...240).contains(framesPerSecond) else {
             throw .invalidConfiguration("frame rate \(framesPerSecond) outside 1...240")
         }
         configuration.frameRate = framesPerSecond
+    }
+
+    /// The caller let a frame go by unencoded (over its budget): the next is sized for one
+    /// interval of the frame rate in force, not for the time since the last (see `submit`).
+    public mutating func noteSkipped() {
+        callerSkipped = true
     }
 
     /// Whether the rate controller may drop the next frames (`rc_dropframe_thresh` at the
@@ -265,21 +273,25 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         if keyframeWillBeForced { flags |= vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) }
 
         // libvpx takes its frame rate from the timestamps and sizes each frame for the time
-        // since the one before, so frames the caller did not submit (skipped for a budget, an
-        // idle screen) would make the next one as big as all of them together — and through a
-        // thin path the caller then skips the next ones too: busy 720p (and 360p alike) at
-        // ~700 kbit/s settled at one ~19 KB frame every ~210 ms whatever the frame rate asked.
-        // Its timeline therefore advances by at most the interval of the frame rate in force
-        // (`setFrameRate`), and by at least 1 µs: rate control wants strictly increasing
-        // timestamps (a filler re-sending the last frame repeats its pts). Callers get their
-        // own pts back regardless.
+        // since the one before, so frames the caller skipped (over its budget) would make the
+        // next one as big as all of them together — and through a thin path the caller then
+        // skips the next ones too: busy 720p (and 360p alike) at ~700 kbit/s settled at one
+        // ~19 KB frame every ~210 ms whatever the frame rate asked. After a skip
+        // (`noteSkipped`) its timeline therefore advances by at most the interval of the frame
+        // rate in force (`setFrameRate`); otherwise by the caller's own step (a frame rate
+        // picked out of a faster source comes in uneven steps, 50 and 100 ms for 14 of 20 fps,
+        // whose mean the output must follow). At least 1 µs: rate control wants strictly
+        // increasing timestamps (a filler re-sending the last frame repeats its pts). Callers
+        // get their own pts back regardless.
         var encoderPts = frame.ptsMicroseconds
         if let last = lastEncoderPts, let lastCaller = lastCallerPts {
-            let gap = frame.ptsMicroseconds - lastCaller
-            encoderPts = last + min(max(gap, 1), configuration.frameDurationMicroseconds)
+            var step = max(frame.ptsMicroseconds - lastCaller, 1)
+            if callerSkipped { step = min(step, configuration.frameDurationMicroseconds) }
+            encoderPts = last + step
         }
         lastEncoderPts = encoderPts
         lastCallerPts = frame.ptsMicroseconds
+        callerSkipped = false
         stats.framesIn += 1
 
         let image = self.image, context = self.context

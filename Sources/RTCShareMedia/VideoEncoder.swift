@@ -120,6 +120,12 @@ public enum VideoEncoder: ~Copyable, @unchecked Sendable {
                    h264: { (_: inout H264Encoder) throws(MediaError) in })
     }
 
+    /// VP8: a frame went by unencoded; the next is sized for one interval (`VP8Encoder.noteSkipped`).
+    /// H.264: nothing.
+    public mutating func noteSkipped() {
+        mutate(vp8: { $0.noteSkipped() }, h264: { (_: inout H264Encoder) in })
+    }
+
     /// VP8: whether rate control may drop the next frames (`VP8Encoder.setFrameDropping`).
     /// H.264: openh264's frame skip is set at init; nothing.
     public mutating func setFrameDropping(allowed: Bool) throws(MediaError) {

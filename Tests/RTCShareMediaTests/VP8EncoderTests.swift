@@ -117,17 +117,19 @@ import Testing
 
     /// libvpx sizes a frame for the time since the one before; frames the caller skipped (the
     /// share skips those over its budget through a thin path) must not make the next one as big
-    /// as all of them together. Every 4th frame of a 30 fps picture is fed: with the encoder
-    /// told 30 fps each frame is sized for 1/30 s; told 7 fps (a longer interval than the
-    /// gaps), the timeline follows the gaps as before and each frame is ~4 times bigger.
+    /// as all of them together. Every 4th frame of a 30 fps picture is fed: with the skips noted
+    /// and the encoder told 30 fps each frame is sized for 1/30 s; told 7 fps (a longer interval
+    /// than the gaps), or with the skips not noted (a lower frame rate picked on purpose), the
+    /// timeline follows the gaps and each frame is ~4 times bigger.
     @Test func framesAreSizedForTheFrameRateInForceNotForTheFramesSkipped() throws {
         let rig = try EncodeRig(width: 640, height: 360, busy: true)
-        func meanBytes(frameRate: Int) throws -> Double {
+        func meanBytes(frameRate: Int, notingSkips: Bool = true) throws -> Double {
             var encoder = try VP8Encoder(.init(width: 640, height: 360, bitrateKbps: 600))
             try encoder.setFrameRate(frameRate)
             var bytes = 0
             var coded = 0
             for n in 0..<40 {
+                if notingSkips && n > 0 { encoder.noteSkipped() }
                 try encoder.encode(try rig.frame(n * 4)) { frame in
                     if n >= 20 { bytes += frame.bytes.count; coded += 1 }
                 }
@@ -136,9 +138,11 @@ import Testing
         }
         let sizedForRate = try meanBytes(frameRate: 30)
         let sizedForGap = try meanBytes(frameRate: 7)
+        let notNoted = try meanBytes(frameRate: 30, notingSkips: false)
         // 600 kbit/s at 30 fps is 2.5 KB a frame; over a 133 ms gap, 10 KB.
         #expect(sizedForRate < 4_000, "\(sizedForRate) bytes a frame told 30 fps")
         #expect(sizedForGap > sizedForRate * 2.5, "\(sizedForGap) against \(sizedForRate) bytes a frame")
+        #expect(notNoted > sizedForRate * 2.5, "\(notNoted) against \(sizedForRate) bytes a frame")
     }
 
     /// Busy content at far too low a bitrate: libvpx drops frames to hold it; with dropping
