@@ -113,8 +113,8 @@ public enum VideoEncoder: ~Copyable, @unchecked Sendable {
                    h264: { (_: inout H264Encoder) throws(MediaError) in })
     }
 
-    /// VP8: the frame rate fed now, which each frame is sized for however long the caller let
-    /// pass since the last (`VP8Encoder.setFrameRate`). H.264: nothing.
+    /// VP8: the frame rate fed now, which a frame after a skip is sized for however long the
+    /// caller let pass since the last (`VP8Encoder.setFrameRate`). H.264: nothing.
     public mutating func setFrameRate(_ framesPerSecond: Int) throws(MediaError) {
         try mutate(vp8: { e throws(MediaError) in try e.setFrameRate(framesPerSecond) },
                    h264: { (_: inout H264Encoder) throws(MediaError) in })
