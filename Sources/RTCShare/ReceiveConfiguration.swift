@@ -46,9 +46,9 @@ public struct ReceiveConfiguration: Sendable {
     /// Interval of receiver reports.
     public var reportIntervalMicroseconds: Int64 = 1_000_000
     /// Decoded frames further apart than this count as a freeze.
+    public var freezeThresholdMicroseconds: Int64 = 200_000
     /// Freezes also counted apart for what ends this long after the first decoded frame.
     public var settleMicroseconds: Int64?
-    public var freezeThresholdMicroseconds: Int64 = 200_000
     public var nack = NackGenerator.Configuration()
     /// The transport-wide sequence number's extension ID when the SDP names it and asks for
     /// `transport-cc` feedback on the video: then arrivals are reported back for the sender's

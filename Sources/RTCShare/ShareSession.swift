@@ -301,9 +301,9 @@ public final class ShareSession: Sendable {
             // A streak of encoder drops is a freeze: the frame that would make it too long is
             // coded whatever it costs (`ScreenFrameRate.mayDrop`). Otherwise a frame the
             // encoder cannot afford (`FrameBudget`) is skipped before it is encoded.
+            let frameInterval = 1_000_000 / Int64(max(pacer.framesPerSecond, 1))
             let gapForces = !ScreenFrameRate.mayDrop(
-                sinceLastCoded: lastCodedAt.map { now.microseconds - $0.microseconds },
-                frameInterval: 1_000_000 / Int64(max(pacer.framesPerSecond, 1)))
+                sinceLastCoded: lastCodedAt.map { now.microseconds - $0.microseconds }, frameInterval: frameInterval)
             let mayDrop = !keyframeNow && !wantsKeyframe && !gapForces
             // Skipped for the budget only while the path holds the rate down
             // (`SendBitrateController.pathHoldsTarget`). A REMB that follows what an
@@ -314,7 +314,7 @@ public final class ShareSession: Sendable {
                !frameBudget.allows(at: now.microseconds, askKbps: stats.encoderBitrateKbps) {
                 stats.droppedByEncoder += 1
                 stats.skippedOverBudget += 1
-                encoder!.noteSkipped()
+                encoder!.noteSkipped(frameIntervalMicroseconds: frameInterval)
                 return
             }
             if keyframeNow {
@@ -323,12 +323,7 @@ public final class ShareSession: Sendable {
             } else if wantsKeyframe {
                 encoder!.requestKeyframe(nowMicroseconds: now.microseconds)
             }
-            do {
-                try encoder!.setFrameDropping(allowed: mayDrop)
-                try encoder!.setFrameRate(pacer.framesPerSecond)
-            } catch {
-                throw .pipeline("frame dropping, frame rate: \(error)")
-            }
+            do { try encoder!.setFrameDropping(allowed: mayDrop) } catch { throw .pipeline("frame dropping: \(error)") }
             var sendError: ShareError?
             func encodeSlot(_ slot: borrowing FrameSlot) throws(MediaError) -> Bool {
                 try encoder!.encode(slot) { frame in

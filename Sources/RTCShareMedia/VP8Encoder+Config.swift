@@ -11,9 +11,8 @@ extension VP8Encoder {
         public var height: Int
         /// Target bitrate in kbit/s; `setBitrate(kbps:)` changes it while running.
         public var bitrateKbps: Int
-        /// Nominal frame rate: the duration handed to the rate controller with each frame, its
-        /// first guess of the rate, and the longest step of its timeline over a skipped frame
-        /// (later it follows the timestamps); `setFrameRate` changes it.
+        /// Nominal frame rate: the duration handed to the rate controller with each frame and
+        /// its first guess of the rate (later it follows the timestamps).
         public var frameRate: Int = 30
 
         /// libvpx speed: negative is a fixed realtime speed (-16 fastest .. -1), positive lets

@@ -44,8 +44,9 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     /// (`submit`).
     private var lastEncoderPts: Int64?
     private var lastCallerPts: Int64?
-    /// The caller let frames go by since the last it submitted (`noteSkipped`).
-    private var callerSkipped = false
+    /// The caller let frames go by since the last it submitted: the longest step the next may
+    /// take on the timeline (`noteSkipped`).
+    private var stepAfterSkip: Int64?
 
     /// The codec-neutral types, under the names this encoder has always used.
     public typealias Stats = VideoEncoderStats
@@ -145,19 +146,11 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         configuration.bitrateKbps = kbps
     }
 
-    /// The frame rate the caller feeds now (1 ... 240): a frame after a skip (`noteSkipped`) is
-    /// sized for its interval, however long the caller let pass since the last one (`submit`).
-    public mutating func setFrameRate(_ framesPerSecond: Int) throws(MediaError) {
-        guard (1...240).contains(framesPerSecond) else {
-            throw .invalidConfiguration("frame rate \(framesPerSecond) outside 1...240")
-        }
-        configuration.frameRate = framesPerSecond
-    }
-
-    /// The caller let a frame go by unencoded (over its budget): the next is sized for one
-    /// interval of the frame rate in force, not for the time since the last (see `submit`).
-    public mutating func noteSkipped() {
-        callerSkipped = true
+    /// The caller let a frame go by unencoded (over its budget) while feeding frames
+    /// `frameIntervalMicroseconds` apart: the next is sized for one such interval, not for the
+    /// time since the last it was given (see `submit`).
+    public mutating func noteSkipped(frameIntervalMicroseconds: Int64) {
+        stepAfterSkip = max(frameIntervalMicroseconds, 1)
     }
 
     /// Whether the rate controller may drop the next frames (`rc_dropframe_thresh` at the
@@ -277,8 +270,8 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         // next one as big as all of them together — and through a thin path the caller then
         // skips the next ones too: busy 720p (and 360p alike) at ~700 kbit/s settled at one
         // ~19 KB frame every ~210 ms whatever the frame rate asked. After a skip
-        // (`noteSkipped`) its timeline therefore advances by at most the interval of the frame
-        // rate in force (`setFrameRate`); otherwise by the caller's own step (a frame rate
+        // (`noteSkipped`) its timeline therefore advances by at most the caller's frame
+        // interval; otherwise by the caller's own step (a frame rate
         // picked out of a faster source comes in uneven steps, 50 and 100 ms for 14 of 20 fps,
         // whose mean the output must follow). At least 1 µs: rate control wants strictly
         // increasing timestamps (a filler re-sending the last frame repeats its pts). Callers
@@ -286,12 +279,12 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         var encoderPts = frame.ptsMicroseconds
         if let last = lastEncoderPts, let lastCaller = lastCallerPts {
             var step = max(frame.ptsMicroseconds - lastCaller, 1)
-            if callerSkipped { step = min(step, configuration.frameDurationMicroseconds) }
+            if let longest = stepAfterSkip { step = min(step, longest) }
             encoderPts = last + step
         }
         lastEncoderPts = encoderPts
         lastCallerPts = frame.ptsMicroseconds
-        callerSkipped = false
+        stepAfterSkip = nil
         stats.framesIn += 1
 
         let image = self.image, context = self.context

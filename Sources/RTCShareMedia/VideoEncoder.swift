@@ -113,17 +113,11 @@ public enum VideoEncoder: ~Copyable, @unchecked Sendable {
                    h264: { (_: inout H264Encoder) throws(MediaError) in })
     }
 
-    /// VP8: the frame rate fed now, which a frame after a skip is sized for however long the
-    /// caller let pass since the last (`VP8Encoder.setFrameRate`). H.264: nothing.
-    public mutating func setFrameRate(_ framesPerSecond: Int) throws(MediaError) {
-        try mutate(vp8: { e throws(MediaError) in try e.setFrameRate(framesPerSecond) },
-                   h264: { (_: inout H264Encoder) throws(MediaError) in })
-    }
-
-    /// VP8: a frame went by unencoded; the next is sized for one interval (`VP8Encoder.noteSkipped`).
-    /// H.264: nothing.
-    public mutating func noteSkipped() {
-        mutate(vp8: { $0.noteSkipped() }, h264: { (_: inout H264Encoder) in })
+    /// VP8: a frame went by unencoded; the next is sized for one frame interval
+    /// (`VP8Encoder.noteSkipped`). H.264: nothing.
+    public mutating func noteSkipped(frameIntervalMicroseconds: Int64) {
+        mutate(vp8: { $0.noteSkipped(frameIntervalMicroseconds: frameIntervalMicroseconds) },
+               h264: { (_: inout H264Encoder) in })
     }
 
     /// VP8: whether rate control may drop the next frames (`VP8Encoder.setFrameDropping`).

@@ -270,7 +270,7 @@ public final class RTPReceiver {
         consider(videoJitter.nextDeadline)
         consider(audioJitter.nextDeadline)
         consider(nack.nextDeadline)
-        consider(configuration.infersLossFromUnfinishedFrames ? unfinishedFrame.deadline : nil)
+        consider(unfinishedFrame.deadline)
         consider(videoSSRC == nil || stats.packets == 0 ? nil : keyframes.nextDeadline)
         consider(nextReport?.microseconds)
         consider(transportFeedback?.nextDeadline)
@@ -373,7 +373,9 @@ public final class RTPReceiver {
         stats.packets += 1
         stats.bytes += UInt64(packet.count)
         var sinceNack = nack.packetReceived(sequenceNumber: h.sequenceNumber, now: t)
-        unfinishedFrame.videoArrived(sequence: h.sequenceNumber, timestamp: h.timestamp, marker: h.marker, at: t)
+        if configuration.infersLossFromUnfinishedFrames {
+            unfinishedFrame.videoArrived(sequence: h.sequenceNumber, timestamp: h.timestamp, marker: h.marker, at: t)
+        }
         // An inferred number's answer may have been its first sending: no round-trip sample.
         let inferredAnswer = sinceNack != nil && nack.lastRecoveryInferred
         var askedOnce = sinceNack != nil && nack.lastRecoveryTries == 1
@@ -554,7 +556,7 @@ public final class RTPReceiver {
         guard let media = videoSSRC, stats.packets > 0 else { return }
         let t = now.microseconds
         // The newest packet was not its frame's last and nothing followed: the next is lost.
-        if configuration.infersLossFromUnfinishedFrames, unfinishedFrame.takeDue(at: t) {
+        if unfinishedFrame.takeDue(at: t) {
             nack.inferMissing(count: 1, now: t)
             stats.unfinishedFrames += 1
         }

@@ -29,8 +29,8 @@ public struct UnfinishedFrameWatch: Sendable, Equatable {
     }
 
     private var newest: Packet?
-    /// The newest packet's arrival while it is unfinished (no marker) and not yet reported.
-    private var unfinishedSince: Int64?
+    /// The newest packet is unfinished (no marker) and not yet reported.
+    private var watching = false
     /// Smoothed spacing between consecutive packets of one frame.
     public private(set) var spacingMicroseconds: Int64?
 
@@ -47,7 +47,7 @@ public struct UnfinishedFrameWatch: Sendable, Equatable {
             }
         }
         newest = Packet(sequence: sequence, timestamp: timestamp, arrival: now)
-        unfinishedSince = marker ? nil : now
+        watching = !marker
     }
 
     /// How long a silence after an unfinished packet is waited out.
@@ -57,12 +57,12 @@ public struct UnfinishedFrameWatch: Sendable, Equatable {
     }
 
     /// When the newest unfinished packet's wait ends, if one is being watched.
-    public var deadline: Int64? { unfinishedSince.map { $0 + waitMicroseconds } }
+    public var deadline: Int64? { watching ? newest.map { $0.arrival + waitMicroseconds } : nil }
 
     /// Whether the packet after the newest is now overdue (once).
     public mutating func takeDue(at now: Int64) -> Bool {
         guard let d = deadline, now >= d else { return false }
-        unfinishedSince = nil
+        watching = false
         return true
     }
 }

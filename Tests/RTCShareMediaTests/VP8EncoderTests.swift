@@ -118,18 +118,17 @@ import Testing
     /// libvpx sizes a frame for the time since the one before; frames the caller skipped (the
     /// share skips those over its budget through a thin path) must not make the next one as big
     /// as all of them together. Every 4th frame of a 30 fps picture is fed: with the skips noted
-    /// and the encoder told 30 fps each frame is sized for 1/30 s; told 7 fps (a longer interval
-    /// than the gaps), or with the skips not noted (a lower frame rate picked on purpose), the
-    /// timeline follows the gaps and each frame is ~4 times bigger.
+    /// at a 30 fps interval each frame is sized for 1/30 s; noted at 7 fps (a longer interval
+    /// than the gaps), or not noted (a lower frame rate picked on purpose), the timeline follows
+    /// the gaps and each frame is ~4 times bigger.
     @Test func framesAreSizedForTheFrameRateInForceNotForTheFramesSkipped() throws {
         let rig = try EncodeRig(width: 640, height: 360, busy: true)
         func meanBytes(frameRate: Int, notingSkips: Bool = true) throws -> Double {
             var encoder = try VP8Encoder(.init(width: 640, height: 360, bitrateKbps: 600))
-            try encoder.setFrameRate(frameRate)
             var bytes = 0
             var coded = 0
             for n in 0..<40 {
-                if notingSkips && n > 0 { encoder.noteSkipped() }
+                if notingSkips && n > 0 { encoder.noteSkipped(frameIntervalMicroseconds: 1_000_000 / Int64(frameRate)) }
                 try encoder.encode(try rig.frame(n * 4)) { frame in
                     if n >= 20 { bytes += frame.bytes.count; coded += 1 }
                 }

@@ -51,6 +51,15 @@ import Testing
         return f
     }
 
+    /// Time frozen: the gaps between frames handed out beyond the 50 ms frame interval.
+    static func frozen(_ sim: Simulation) -> MediaDuration {
+        var frozen = MediaDuration.zero
+        for (a, b) in zip(sim.handedOut, sim.handedOut.dropFirst()) where b - a > .milliseconds(50) {
+            frozen = frozen + (b - a - .milliseconds(50))
+        }
+        return frozen
+    }
+
     @Test func fivePercentRandomLossAt40msRTTKeepsNearlyEveryFrameWithoutFreezes() throws {
         var p = ImpairmentProfile()
         p.lossPercent = 5
@@ -82,11 +91,7 @@ import Testing
             for infers in [true, false] {
                 let sim = try Self.simulation(p, seed: seed, audio: true, infersLoss: infers, watchesUnfinishedFrames: false)
                 try sim.run(for: .seconds(30))
-                // Time frozen: the gaps between frames handed out beyond the 50 ms frame interval.
-                var frozen = MediaDuration.zero
-                for (a, b) in zip(sim.handedOut, sim.handedOut.dropFirst()) where b - a > .milliseconds(50) {
-                    frozen = frozen + (b - a - .milliseconds(50))
-                }
+                let frozen = Self.frozen(sim)
                 results.append((Self.figures(sim), sim.receiver.core.nackCounters, sim.sender.stats, frozen))
             }
             let (with, n, tx, frozen) = results[0]
@@ -122,10 +127,7 @@ import Testing
             for watches in [true, false] {
                 let sim = try Self.simulation(p, seed: seed, watchesUnfinishedFrames: watches)
                 try sim.run(for: .seconds(30))
-                var frozen = MediaDuration.zero
-                for (a, b) in zip(sim.handedOut, sim.handedOut.dropFirst()) where b - a > .milliseconds(50) {
-                    frozen = frozen + (b - a - .milliseconds(50))
-                }
+                let frozen = Self.frozen(sim)
                 frozenBy[watches] = frozen
                 let f = Self.figures(sim)
                 let n = sim.receiver.core.nackCounters
