@@ -154,6 +154,9 @@ final class CSession: @unchecked Sendable {
             type = RTCSHARE_EVENT_RECEIVER_HEARD_AGAIN
             value = ms
             text = output
+        case .receiverLeft(let output):
+            type = RTCSHARE_EVENT_RECEIVER_LEFT
+            text = output
         case .memoryPressure(let resident, _, let step):
             type = RTCSHARE_EVENT_MEMORY_PRESSURE
             value = Int64(resident)

@@ -53,6 +53,8 @@ final class Log: @unchecked Sendable {
             line("rtcshare: warning: resident memory \(mib(resident)) MiB reached the \(mib(limit)) MiB line: \(step)")
         case .receiverHeardAgain(let output, let ms):
             line("rtcshare: the receiver (\(output)) is reporting again after \(ms / 1000) s of silence")
+        case .receiverLeft(let output):
+            line("rtcshare: the receiver (\(output)) left (RTCP BYE); still sending")
         case .finished(let reason):
             line("rtcshare: finished: \(reason)")
         }

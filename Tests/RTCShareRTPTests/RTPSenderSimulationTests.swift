@@ -82,7 +82,7 @@ import Testing
         var backward: Link
         var now = MediaTime(microseconds: 1_000_000)
         var frameIndex = 0
-        var requests: [(at: MediaTime, SenderRequests)] = []
+        var requests: [(at: MediaTime, TransportRequests)] = []
         var nextFrame = MediaTime(microseconds: 1_000_000)
         let rtx: Bool
         let budget: MemoryBudget
@@ -166,7 +166,7 @@ import Testing
                     }
                 }
                 let wanted = sender.takeRequests()
-                if wanted != SenderRequests() { requests.append((now, wanted)) }
+                if wanted != TransportRequests() { requests.append((now, wanted)) }
                 if wanted.keyframe { keyframeRequested = true }
                 now = now + .milliseconds(5)
             }

@@ -2,6 +2,7 @@ import Glibc
 import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
+import RTCShareRTP
 import Synchronization
 import Testing
 @testable import RTCShare
@@ -55,8 +56,8 @@ import Testing
         func send(video frame: OutgoingVideoFrame) throws(ShareError) {
             if connected { frames.append(frame.isKeyframe) }
         }
-        func service(at now: MediaTime) throws(ShareError) -> SinkRequests {
-            var requests = SinkRequests(nextWakeup: connected ? nil : connectsAt)
+        func service(at now: MediaTime) throws(ShareError) -> TransportRequests {
+            var requests = TransportRequests(nextWakeup: connected ? nil : connectsAt)
             if !connected, now >= connectsAt {
                 connected = true
                 requests.mediaStarted = true

@@ -132,6 +132,7 @@ enum rtcshare_event_type {
     RTCSHARE_EVENT_RECEIVER_SILENT = 10, /* value: ms without RTCP from the receiver; text: the output */
     RTCSHARE_EVENT_RECEIVER_HEARD_AGAIN = 11, /* value: ms the silence lasted; text: the output */
     RTCSHARE_EVENT_MEMORY_PRESSURE = 12, /* value: resident bytes; text: what gave way ("frame rate lowered to 10 fps") */
+    RTCSHARE_EVENT_RECEIVER_LEFT = 13,   /* the receiver sent RTCP BYE; the share goes on; text: the output */
 };
 
 typedef struct rtcshare_event {

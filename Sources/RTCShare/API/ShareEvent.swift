@@ -17,6 +17,9 @@ public enum ShareEvent: Sendable, Equatable {
     case receiverSilent(output: String, milliseconds: Int64)
     /// RTCP came from that receiver again after a silence of this long.
     case receiverHeardAgain(output: String, afterMilliseconds: Int64)
+    /// The receiver said goodbye (RTCP BYE): it closed its session. The share goes on (a
+    /// receiver may come back, and a WHIP server's subscribers are not the publisher's to judge).
+    case receiverLeft(output: String)
     /// Resident memory reached the governor's line: the share gave way by `step`.
     case memoryPressure(residentBytes: Int, limitBytes: Int, step: MemoryGovernorStep)
     /// Once a second while running: the counters so far and the outputs' transport figures.

@@ -1,4 +1,3 @@
-import CCore
 import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
@@ -24,8 +23,6 @@ public final class ShareSession: Sendable {
     private let onEvent: @Sendable (ShareEvent) -> Void
     /// The encoder made before everything else (`prepareEncoder`), which `run` takes.
     private let preparedEncoder = Mutex<VideoEncoder?>(nil)
-    /// How long after media starts the path counts as untried (keyframes capped harder).
-    static let untriedPath = MediaDuration.seconds(2)
 
     public init(configuration: ShareConfiguration,
                 onEvent: @escaping @Sendable (ShareEvent) -> Void = { _ in }) {
@@ -80,81 +77,34 @@ public final class ShareSession: Sendable {
     /// configuration); `audio`, if any, is pumped from the same loop. The session calls each
     /// sink's `finish` once at the end, whatever the reason. `codec` is the one the outputs
     /// agreed on (a WHIP answer); nil: the configuration's choice (`auto` is VP8).
+    ///
+    /// This is the driver: the capture thread fills the ring, and this loop feeds what happened
+    /// (frames, host requests, feedback, time) to the pipeline's policy and carries out what it
+    /// says (`SharePipelineStateMachine`), waiting on the sockets, the capture thread's wake-ups
+    /// and the policy's deadlines in between.
     public func run<S: VideoSource>(source: S, budget: MemoryBudget, plan: MemoryPlan,
                                     sinks extraSinks: [any MediaSink] = [],
                                     audio: (any AudioPath)? = nil,
                                     codec: VideoCodec? = nil) throws(ShareError) -> ShareStats {
-        // Fixed unless the memory governor steps the size down (a share with a transform stage).
-        var output = plan.outputSize
         let codec = codec ?? configuration.videoCodec.resolvedAlone
-        onEvent(.starting(source: source.name, output: output, framesPerSecond: configuration.framesPerSecond,
+        onEvent(.starting(source: source.name, output: plan.outputSize, framesPerSecond: configuration.framesPerSecond,
                           codec: codec))
-
-        // Everything the pipeline holds, reserved now.
-        let sourcePool: FramePool
-        let ring: FrameRing
-        let outputPool: FramePool?
-        let transformer: FrameTransformer?
-        do {
-            sourcePool = try FramePool(budget: budget, format: source.format, maxWidth: source.frameWidth,
-                                       maxHeight: source.frameHeight, count: MemoryPlan.sourceSlots)
-            ring = try FrameRing(pool: sourcePool, capacity: MemoryPlan.ringCapacity, policy: .dropOldest)
-            if plan.needsTransform {
-                outputPool = try FramePool(budget: budget, format: .i420, maxWidth: output.width,
-                                           maxHeight: output.height, count: MemoryPlan.outputSlots)
-                transformer = try FrameTransformer(budget: budget, maxSourceWidth: source.frameWidth,
-                                                   maxSourceHeight: source.frameHeight,
-                                                   maxOutputWidth: output.width, maxOutputHeight: output.height)
-            } else {
-                outputPool = nil
-                transformer = nil
-            }
-        } catch {
-            throw .doesNotFit("reserving frame memory: \(error)")
-        }
-        do {
-            try source.prepare(budget: budget)
-        } catch {
-            throw .source(error.description)
-        }
-        // Optional only so it can be let go before the outputs finish (below).
-        var encoder: VideoEncoder?
-        if let prepared = preparedEncoder.withLock({ $0.take() }), prepared.codec == codec,
-           prepared.width == output.width, prepared.height == output.height {
-            encoder = consume prepared
-        } else {
-            // Not the one prepared (a WHIP answer chose the other codec): it is let go first.
-            encoder = try makeEncoder(codec, output)
-        }
-        var sinks = extraSinks
-        if let path = configuration.ivfPath {
-            sinks.insert(try IVFSink(path: path, codec: codec, width: output.width, height: output.height), at: 0)
-        }
-        var sinksFinished = false
-        defer {
-            // A failure before the loop still closes what was opened.
-            if !sinksFinished { for sink in sinks { try? sink.finish(.failed(.pipeline("not started"))) } }
-        }
-
-        // The loop waits on the sinks' sockets, the capture thread's wake-ups and the deadlines.
-        let loop: EventLoop
-        do {
-            loop = try EventLoop()
-            for sink in sinks { for fd in sink.descriptors { try loop.watch(fd, token: Int(fd)) } }
-        } catch {
-            throw .output("event loop: \(error)")
-        }
-        let loopWaker = loop.waker
-        waker.withLock { $0 = loopWaker }
+        var video = try VideoStage(source: source, budget: budget, plan: plan, codec: codec,
+                                   signalsOrientation: configuration.signalsOrientation)
+        do { try source.prepare(budget: budget) } catch { throw .source(error.description) }
+        video.install(try preparedOrNewEncoder(codec, plan.outputSize))
+        let outputs = ShareOutputs(sinks: try openSinks(extraSinks, codec: codec, output: plan.outputSize),
+                                   audio: audio, onEvent: onEvent)
+        let loop = try outputs.makeEventLoop()
+        waker.withLock { $0 = loop.waker }
         defer { waker.withLock { $0 = nil } }
-
-        // The capture thread.
         let capture = CaptureLoop()
         // The source object moves to the capture thread: from here on only that thread calls it
         // (the pipeline reads its immutable description only).
         let handOff = UncheckedBox(source)
+        let (pool, ring, loopWaker) = (video.sourcePool, video.ring, loop.waker)
         guard let captureThread = WorkerThread.start(name: "rtcshare-capture", {
-            capture.run(handOff.value, pool: sourcePool, ring: ring, waker: loopWaker)
+            capture.run(handOff.value, pool: pool, ring: ring, waker: loopWaker)
         }) else {
             throw .output("cannot start the capture thread")
         }
@@ -163,433 +113,118 @@ public final class ShareSession: Sendable {
             captureThread.join()
         }
 
-        var pacer = FramePacerStateMachine(configuration: .init(
-            targetFramesPerSecond: configuration.framesPerSecond,
-            idleFramesPerSecond: configuration.idleFramesPerSecond))
-        var governor = configuration.memorySoftLimitBytes.map {
-            // A smaller encoder needs less only when its start-up zero pages are given back
-            // too (CLI); and only a share with a transform stage can scale to it.
-            MemoryGovernor(limitBytes: $0, framesPerSecond: configuration.framesPerSecond, outputSize: output,
-                           canResize: transformer != nil && configuration.reclaimEncoderStartupMemory)
-        }
-        let startedAt = MonotonicClock.now()
-        var watchdog = StallWatchdogStateMachine(
-            configuration: .init(stallThreshold: configuration.stallThreshold), startedAt: startedAt)
-        var stats = ShareStats()
-        stats.videoCodec = codec
-        stats.audioExpectedLossPercent = audio?.expectedLossPercent ?? 0
-        // The video bitrate: the configured one (or the host's), lowered by the delay-based
-        // estimate, REMB and loss. The sinks pace by it; the encoder is asked for it less what
-        // the transport adds (`EncoderBitrate`, measured every second), and reconfigured when that moved by 2 % or more (the delay-based estimate
-        // moves a little with every feedback); the frame rate gives way first when the target
-        // is short and the encoder spends it (`ScreenFrameRate`, looked at every second, on the
-        // target as before: asked against the smaller ask it gave up frames on paths with room).
-        var rate = SendBitrateController(maximumKbps: configuration.bitrateKbps)
-        var encoderBitrate = EncoderBitrate()
-        stats.targetBitrateKbps = rate.targetKbps
-        stats.encoderBitrateKbps = rate.targetKbps
-        stats.targetFramesPerSecond = pacer.framesPerSecond
-        var sinksKbps = rate.targetKbps
-        for sink in sinks { sink.targetBitrateChanged(kbps: sinksKbps, maximumKbps: rate.maximumKbps, at: startedAt) }
-        // What the encoder made in the last two seconds (kbit/s), for the frame-rate rule; what
-        // went on the wire in the last second.
-        var encodedKbps = 0
-        var encodedBeforeKbps = 0
-        // Seconds in a row the encoder dropped a fifth or more of its frames (a second made at a
-        // target 15 % higher or more does not count), and its counts at the last second.
-        var encoderDroppingSeconds = 0
-        var encoderCountsAtLastSecond = (encoded: 0, dropped: 0)
-        var encodedBytesAtLastSecond: UInt64 = 0
-        var sentBytesAtLastSecond: UInt64? = nil
-        var targetAtLastSecond = rate.targetKbps
-        // The target at the encoder's last change: a change the target did not cause (the
-        // overhead measured) is not counted as one.
-        var targetAtLastChange = rate.targetKbps
-        // Seconds the frame rate in force has held (a lowered one rises only after a few).
-        var frameRateHeldSeconds = 0
-        func updateFrameRate() {
-            let before = pacer.framesPerSecond
-            pacer.setFramesPerSecond(min(ScreenFrameRate.next(
-                current: pacer.framesPerSecond, encodedKbps: encodedKbps, encodedBeforeKbps: encodedBeforeKbps,
-                targetKbps: rate.targetKbps,
-                configuredKbps: rate.maximumKbps, width: output.width, height: output.height,
-                configured: configuration.framesPerSecond, heldSeconds: frameRateHeldSeconds,
-                encoderDropping: encoderDroppingSeconds >= 2),
-                governor?.frameRateCap ?? Int.max))
-            frameRateHeldSeconds = pacer.framesPerSecond == before ? frameRateHeldSeconds + 1 : 0
-            stats.targetFramesPerSecond = pacer.framesPerSecond
-        }
-        // Until this time the path has not shown it takes the configured rate: the first
-        // keyframes go out before any feedback (and a server asks for several at the start), and
-        // at the configured rate's cap each is a burst a thin path's queue cannot take (a 140 KB
-        // keyframe into a 1 Mbit/s path with a 250 ms queue) — and more packets than some
-        // receivers' jitter buffers hold. Media start (a WHIP connection) moves it.
-        var pathTriedAt = startedAt + Self.untriedPath
-        func applyRate(at now: MediaTime) throws(ShareError) {
-            let kbps = rate.targetKbps
-            if kbps != sinksKbps {
-                sinksKbps = kbps
-                stats.targetBitrateKbps = kbps
-                for sink in sinks { sink.targetBitrateChanged(kbps: kbps, maximumKbps: rate.maximumKbps, at: now) }
+        var pipeline = SharePipelineStateMachine(
+            configuration: pipelineConfiguration(plan, sourceIsLive: source.isLive, canResize: video.hasTransform),
+            startedAt: MonotonicClock.now())
+        pipeline.stats.videoCodec = codec
+        pipeline.audioExpectedLoss(percent: audio?.expectedLossPercent ?? 0)
+        pipeline.outputsAcceptVideo(outputs.acceptVideo)
+        var reason: FinishReason?
+        // After every input, every action, in order.
+        func drain(at now: MediaTime) {
+            while reason == nil, let action = pipeline.pollAction() {
+                do throws(ShareError) { reason = try perform(action, at: now) } catch { reason = .failed(error) }
             }
-            // A keyframe's burst is capped harder while the path holds the rate down, and while
-            // the path is untried (`pathTriedAt`).
-            do { try encoder!.setKeyframeCap(constrained: kbps < rate.maximumKbps || now < pathTriedAt) } catch {
-                throw .pipeline("keyframe cap: \(error)")
-            }
-            let ask = encoderBitrate.askKbps(target: kbps)
-            let current = stats.encoderBitrateKbps
-            guard ask != current, abs(ask - current) * 50 >= current || kbps == rate.maximumKbps else { return }
-            do { try encoder!.setBitrate(kbps: ask) } catch { throw .pipeline("bitrate \(ask) kbit/s: \(error)") }
-            stats.encoderBitrateKbps = ask
-            if kbps != targetAtLastChange { stats.bitrateChanges += 1 }
-            targetAtLastChange = kbps
         }
-        try applyRate(at: startedAt)
-        var nextProgress = startedAt + .seconds(1)
-        onEvent(.started)
+        func perform(_ action: SharePipelineStateMachine.Action, at now: MediaTime) throws(ShareError) -> FinishReason? {
+            switch action {
+            case .encode(let order):
+                let delivered = try video.encode(order) { (frame, outgoing) throws(ShareError) in
+                    pipeline.frameCoded(bytes: frame.bytes.count, isKeyframe: frame.isKeyframe, at: order.at)
+                    try outputs.send(video: outgoing)
+                }
+                pipeline.encodeFinished(order, delivered: delivered)
+            case .skipped(let interval): video.noteSkipped(frameIntervalMicroseconds: interval)
+            case .setOutputBitrate(let kbps, let maximum): outputs.setTargetBitrate(kbps: kbps, maximumKbps: maximum, at: now)
+            case .setEncoderBitrate(let kbps): try video.setBitrate(kbps: kbps)
+            case .setKeyframeCap(let constrained): try video.setKeyframeCap(constrained: constrained)
+            case .restartSource: capture.requestRestart()
+            case .resize(let size): try video.resize(to: size, makeEncoder: makeEncoder)
+            case .event(let event): onEvent(event)
+            case .finish(let why): return why
+            }
+            return nil
+        }
 
-        // The frame the source delivered last ("kept") and the encoder input made from it.
-        var kept: FrameSlot?
-        var keptOrientation = Orientation.up
-        var keptGeneration = 0
-        // Keyframes on request (held while the path is congested) and periodic ones for a
-        // receiver that never asks; the receiver's last reported loss for the hold.
-        var keyframes = KeyframeSchedule(periodicMicroseconds: configuration.keyframeInterval?.microseconds)
-        var reportedLoss: Double? = nil
-        var encoderInput: FrameSlot?
-        var inputGeneration = -1
-        var restartsSeen = 0
-        var heartbeatsSeen = 0
-        var paused = false
-        var keyframeNow = false
-        var reason = FinishReason.stopped
-        // When the encoder last coded a frame (for `ScreenFrameRate.mayDrop`), and what it may
-        // still spend.
-        var lastCodedAt: MediaTime?
-        var frameBudget = FrameBudget()
-
-        func encodeKept(at now: MediaTime, mediaTimestamp: UInt32, forceKeyframe: Bool,
-                        isRepeat: Bool) throws(ShareError) {
-            guard kept != nil else { return }
-            // Nobody can receive it yet (a WHIP connection being made): not encoded. The
-            // connection's first frame is then the encoder's first, a keyframe, instead of a
-            // second keyframe after frames that were encoded only to be dropped.
-            guard sinks.isEmpty || sinks.contains(where: { $0.acceptsVideo }) else {
-                stats.notEncodedConnecting += 1
-                return
+        drain(at: pipeline.startedAt)
+        while reason == nil {
+            let now = MonotonicClock.now()
+            takeHostRequests(into: &pipeline, at: now)
+            pipeline.endIfDurationPassed(at: now)
+            drain(at: now)
+            while reason == nil, let frame = ring.pop() {
+                let (captureTime, orientation) = (MediaTime(microseconds: frame.ptsMicroseconds), frame.orientation)
+                if !pipeline.isPaused { video.keep(frame) }
+                pipeline.frameArrived(at: now, captureTime: captureTime, orientation: orientation)
+                drain(at: now)
             }
-            if let outputPool, let transformer {
-                if inputGeneration != keptGeneration || encoderInput == nil {
-                    encoderInput = nil  // give its slot back before taking the next
-                    do {
-                        var next = try outputPool.acquire(format: .i420, width: output.width, height: output.height)
-                        // With CVO the pixels stay as stored; the tag travels instead.
-                        try transformer.apply(kept!, into: &next,
-                                              orientation: configuration.signalsOrientation ? .up : nil)
-                        encoderInput = consume next
-                    } catch {
-                        throw .pipeline("transform: \(error)")
-                    }
-                    inputGeneration = keptGeneration
-                }
-                encoderInput!.ptsMicroseconds = now.microseconds
-            } else {
-                kept!.ptsMicroseconds = now.microseconds
-            }
-            let wantsKeyframe = forceKeyframe || keyframes.periodicDue(at: now.microseconds)
-            // A streak of encoder drops is a freeze: the frame that would make it too long is
-            // coded whatever it costs (`ScreenFrameRate.mayDrop`). Otherwise a frame the
-            // encoder cannot afford (`FrameBudget`) is skipped before it is encoded.
-            let frameInterval = 1_000_000 / Int64(max(pacer.framesPerSecond, 1))
-            let gapForces = !ScreenFrameRate.mayDrop(
-                sinceLastCoded: lastCodedAt.map { now.microseconds - $0.microseconds }, frameInterval: frameInterval)
-            let mayDrop = !keyframeNow && !wantsKeyframe && !gapForces
-            // Skipped for the budget only while the path holds the rate down
-            // (`SendBitrateController.pathHoldsTarget`). A REMB that follows what an
-            // application-limited sender sent (aiortc's fell to ~50 kbit/s behind a still
-            // testsrc) would otherwise hold back the frames after a still picture on a clean
-            // path: an H.264 publication into aiortc coded 71 frames of 100 in 5 s.
-            if mayDrop, rate.pathHoldsTarget,
-               !frameBudget.allows(at: now.microseconds, askKbps: stats.encoderBitrateKbps) {
-                stats.droppedByEncoder += 1
-                stats.skippedOverBudget += 1
-                encoder!.noteSkipped(frameIntervalMicroseconds: frameInterval)
-                return
-            }
-            if keyframeNow {
-                encoder!.forceKeyframe(nowMicroseconds: now.microseconds)
-                keyframeNow = false
-            } else if wantsKeyframe {
-                encoder!.requestKeyframe(nowMicroseconds: now.microseconds)
-            }
-            do { try encoder!.setFrameDropping(allowed: mayDrop) } catch { throw .pipeline("frame dropping: \(error)") }
-            var sendError: ShareError?
-            func encodeSlot(_ slot: borrowing FrameSlot) throws(MediaError) -> Bool {
-                try encoder!.encode(slot) { frame in
-                    stats.encodedBytes += UInt64(frame.bytes.count)
-                    frameBudget.coded(bytes: frame.bytes.count, isKeyframe: frame.isKeyframe, at: now.microseconds, askKbps: stats.encoderBitrateKbps)
-                    if frame.isKeyframe {
-                        stats.keyframes += 1
-                        keyframes.keyframeSent(at: now.microseconds)
-                    }
-                    let outgoing = OutgoingVideoFrame(
-                        bytes: frame.bytes, isKeyframe: frame.isKeyframe, isDroppable: frame.isDroppable,
-                        captureTime: now, mediaTimestamp: mediaTimestamp,
-                        orientation: configuration.signalsOrientation ? keptOrientation : .up,
-                        width: output.width, height: output.height)
-                    for sink in sinks where sendError == nil {
-                        do throws(ShareError) { try sink.send(video: outgoing) } catch { sendError = error }
-                    }
-                }
-            }
-            let delivered: Bool
-            do {
-                if encoderInput != nil {
-                    delivered = try encodeSlot(encoderInput!)
-                } else {
-                    delivered = try encodeSlot(kept!)
-                }
+            var outputsWake: MediaTime?
+            do throws(ShareError) {
+                try outputs.pumpAudio(at: now, pipeline: &pipeline)
+                outputsWake = try outputs.service(at: now, pipeline: &pipeline)
             } catch {
-                throw .pipeline("encode: \(error)")
+                reason = .failed(error)
             }
-            if let sendError { throw sendError }
-            if delivered {
-                lastCodedAt = now
-                if gapForces { stats.codedAgainstDrop += 1 }
-                stats.encodedFrames += 1
-                if isRepeat { stats.repeatedFrames += 1 }
-            } else {
-                stats.droppedByEncoder += 1
+            drain(at: now)
+            pipeline.tick(at: now, source: .init(heartbeats: capture.heartbeats, restarts: capture.restarts,
+                                                 ended: capture.hasEnded, failure: capture.failure,
+                                                 framesWaiting: ring.stats.count))
+            if pipeline.secondDue(at: now) {
+                pipeline.stats.droppedByRing = ring.stats.droppedOldest
+                pipeline.stats.wakeups = loop.wakeups
+                pipeline.second(at: now, PipelineSecond(
+                    sentBytes: outputs.transportStats?.bytesSent, transport: outputs.transportStats,
+                    residentBytes: PeakMemory.currentResidentBytes(), peakResidentBytes: PeakMemory.residentBytes()))
             }
-        }
-
-        func handle(_ action: FramePacerStateMachine.Action?, at now: MediaTime) throws(ShareError) {
-            guard let action else { return }
-            switch action {
-            case .encode(let which, _, let timestamp, let forceKeyframe, _):
-                try encodeKept(at: now, mediaTimestamp: timestamp, forceKeyframe: forceKeyframe,
-                               isRepeat: which == .repeatLast)
-            case .dropSourceFrame(let why):
-                if why == .tooFast { stats.droppedTooFast += 1 }
-            }
-        }
-
-        func handle(_ action: StallWatchdogStateMachine.Action?) {
-            guard let action else { return }
-            switch action {
-            case .restartSource(let attempt):
-                capture.requestRestart()
-                onEvent(.sourceStalled(restartAttempt: attempt))
-            case .report(.recovered(let after)):
-                onEvent(.sourceRecovered(afterMilliseconds: after.microseconds / 1000))
-            case .report:
-                break
-            }
-        }
-
-        do throws(ShareError) {
-            while true {
-                let now = MonotonicClock.now()
-                if stopRequested.load(ordering: .acquiring) {
-                    reason = stopReason.withLock { $0 }.map { .stoppedByHost($0) } ?? .stopped
-                    break
-                }
-                let wantsPause = pauseRequested.load(ordering: .acquiring)
-                if wantsPause != paused {
-                    paused = wantsPause
-                    onEvent(paused ? .paused : .resumed)
-                    if !paused { keyframeRequested.store(true, ordering: .releasing) }
-                }
-                if paused {
-                    while ring.pop() != nil {
-                        stats.droppedWhilePaused += 1
-                        if source.isLive { handle(watchdog.frameArrived(at: now)) }
-                    }
-                }
-                if let duration = configuration.duration, now - startedAt >= duration {
-                    reason = .durationReached
-                    break
-                }
-                while let frame = ring.pop() {
-                    stats.sourceFrames += 1
-                    let orientation = frame.orientation
-                    let captureTime = MediaTime(microseconds: frame.ptsMicroseconds)
-                    kept = consume frame
-                    keptOrientation = orientation
-                    keptGeneration += 1
-                    if source.isLive { handle(watchdog.frameArrived(at: now)) }
-                    let action = pacer.frameArrived(at: now, captureTime: captureTime,
-                                                    orientation: orientation.rawValue, contentChanged: true)
-                    try handle(action, at: now)
-                }
-                let kbps = requestedBitrateKbps.exchange(0, ordering: .acquiringAndReleasing)
-                if kbps > 0 {
-                    rate.setMaximum(kbps: kbps)
-                    try applyRate(at: now)
-                }
-                if !paused, keyframeRequested.exchange(false, ordering: .acquiringAndReleasing) {
-                    try handle(pacer.keyframeRequested(at: now), at: now)
-                }
-                if !paused, let wake = pacer.nextWakeup, wake <= now { try handle(pacer.tick(at: now), at: now) }
-                if let audio {
-                    try audio.pump(at: now) { (packet: OutgoingAudioPacket) throws(ShareError) in
-                        guard !paused else { return }
-                        stats.audioPackets += 1
-                        stats.audioBytes += UInt64(packet.bytes.count)
-                        for sink in sinks { try sink.send(audio: packet) }
-                    }
-                }
-                var sinkWakeup: MediaTime? = nil
-                for sink in sinks {
-                    let requests = try sink.service(at: now)
-                    for line in sink.takeNotices() { onEvent(.notice(line)) }
-                    if requests.mediaStarted {
-                        keyframeNow = true
-                        pathTriedAt = now + Self.untriedPath
-                        // The round trip with no media queued: what a queue is measured against.
-                        if let rtt = requests.pathRoundTripMicroseconds { rate.roundTrip(microseconds: rtt) }
-                        // No delay signal of our own: not the maximum into a path nobody tried.
-                        if requests.withoutTransportFeedback,
-                           rate.startBelowMaximum(kbps: SendBitrateController.untriedStartKbps) {
-                            onEvent(.notice("rate: no transport-wide feedback on this path: starting at "
-                                + "\(rate.targetKbps) kbit/s, × \(SendBitrateController.startGrowth) a clean receiver report"))
-                        }
-                    }
-                    switch requests.feedback {
-                    case .silent(let ms)?: onEvent(.receiverSilent(output: sink.name, milliseconds: ms))
-                    case .resumed(let ms)?: onEvent(.receiverHeardAgain(output: sink.name, afterMilliseconds: ms))
-                    case nil: break
-                    }
-                    if requests.keyframe {
-                        if paused { keyframeRequested.store(true, ordering: .releasing) } else {
-                            keyframes.requested(fromReceiver: requests.keyframeAsked)
-                        }
-                    }
-                    if let ceiling = requests.bitrateCeilingKbps { rate.remb(kbps: ceiling) }
-                    if let estimate = requests.delayBasedKbps { rate.delayBased(kbps: estimate) }
-                    if let lost = requests.videoFractionLost {
-                        if let rtt = sink.transportStats?.roundTripMicroseconds { rate.roundTrip(microseconds: rtt) }
-                        rate.receiverReport(fractionLost: lost, now: now.microseconds)
-                        reportedLoss = Double(lost) / 256
-                    }
-                    if let lost = requests.audioFractionLost, let audio {
-                        audio.receiverReport(fractionLost: lost)
-                        stats.audioExpectedLossPercent = audio.expectedLossPercent
-                    }
-                    try applyRate(at: now)
-                    keyframes.path(lossFraction: reportedLoss, roundTrip: sink.transportStats?.roundTripMicroseconds,
-                                   belowMaximum: rate.targetKbps < rate.maximumKbps)
-                    if let w = requests.nextWakeup, w < (sinkWakeup ?? w + .microseconds(1)) { sinkWakeup = w }
-                }
-                if !paused, keyframes.takeRequest(at: now.microseconds) {
-                    try handle(pacer.keyframeRequested(at: now), at: now)
-                }
-                if source.isLive {
-                    let heartbeats = capture.heartbeats
-                    if heartbeats > heartbeatsSeen {
-                        heartbeatsSeen = heartbeats
-                        handle(watchdog.frameArrived(at: now))
-                    }
-                    handle(watchdog.tick(at: now))
-                    let restarts = capture.restarts
-                    if restarts > restartsSeen {
-                        restartsSeen = restarts
-                        handle(watchdog.restartFinished(at: now, succeeded: true))
-                    }
-                }
-                if capture.hasEnded {
-                    if let failure = capture.failure { reason = .failed(.source(failure)); break }
-                    if ring.stats.count == 0 { reason = .sourceEnded; break }
-                }
-                if now >= nextProgress {
-                    nextProgress = nextProgress + .seconds(1)
-                    // A second made at a target 15 % higher or more says nothing of this one.
-                    let targetFell = rate.targetKbps * 100 < targetAtLastSecond * 85
-                    targetAtLastSecond = rate.targetKbps
-                    encodedBeforeKbps = targetFell ? 0 : encodedKbps
-                    encodedKbps = Int((stats.encodedBytes - encodedBytesAtLastSecond) * 8 / 1000)
-                    encodedBytesAtLastSecond = stats.encodedBytes
-                    let encodedFrames = stats.encodedFrames - encoderCountsAtLastSecond.encoded
-                    let droppedFrames = stats.droppedByEncoder - encoderCountsAtLastSecond.dropped
-                    encoderCountsAtLastSecond = (stats.encodedFrames, stats.droppedByEncoder)
-                    let dropping = droppedFrames * 5 >= encodedFrames + droppedFrames && droppedFrames > 0
-                    encoderDroppingSeconds = dropping ? (targetFell ? 1 : encoderDroppingSeconds + 1) : 0
-                    let transport = sinks.lazy.compactMap { $0.transportStats }.first
-                    let sentBytes = transport?.bytesSent
-                    var sentKbps: Int? = nil
-                    if let sentBytes, let before = sentBytesAtLastSecond { sentKbps = Int((sentBytes &- before) * 8 / 1000) }
-                    sentBytesAtLastSecond = sentBytes
-                    encoderBitrate.second(encodedKbps: encodedKbps, sentKbps: sentKbps)
-                    try applyRate(at: now)
-                    updateFrameRate()
-                    let resident = PeakMemory.currentResidentBytes()
-                    if let step = governor?.sample(residentBytes: resident, at: now) {
-                        switch step {
-                        case .frameRate:
-                            updateFrameRate()
-                        case .outputSize(let size):
-                            // The old encoder goes first: the point is to need less.
-                            encoderInput = nil
-                            encoder = nil
-                            _ = ccore_release_free_heap()  // its pages back to the system, not kept by malloc
-                            encoder = try makeEncoder(codec, size)
-                            output = size
-                            do { try encoder!.setBitrate(kbps: stats.encoderBitrateKbps) } catch {
-                                throw .pipeline("bitrate \(stats.encoderBitrateKbps) kbit/s: \(error)")
-                            }
-                            inputGeneration = -1
-                        case .exhausted:
-                            break
-                        }
-                        onEvent(.memoryPressure(residentBytes: resident, limitBytes: governor!.limitBytes, step: step))
-                    }
-                    stats.elapsed = now - startedAt
-                    stats.droppedByRing = ring.stats.droppedOldest
-                    stats.sourceRestarts = watchdog.counters.restarts
-                    stats.wakeups = loop.wakeups
-                    onEvent(.progress(ShareProgress(
-                        stats: stats, transport: transport,
-                        residentBytes: resident, peakResidentBytes: PeakMemory.residentBytes())))
-                }
-                // Wait for a frame, feedback or a request from another thread, or the next
-                // deadline: the pacer, the watchdog, audio, the sinks' reports, the progress
-                // line, the end of the duration.
-                var wake = nextProgress
-                if let duration = configuration.duration, startedAt + duration < wake { wake = startedAt + duration }
-                if !paused, let p = pacer.nextWakeup, p < wake { wake = p }
-                // Only a live source has a watchdog running (a file's is never told of frames).
-                if source.isLive, let w = watchdog.nextWakeup, w < wake { wake = w }
-                if let w = audio?.nextWakeup, w < wake { wake = w }
-                if let w = sinkWakeup, w < wake { wake = w }
-                if !paused, let k = keyframes.nextDeadline, k < wake.microseconds {
-                    wake = MediaTime(microseconds: max(k, now.microseconds))
-                }
-                loop.wait(until: wake)
-            }
-        } catch {
-            reason = .failed(error)
+            drain(at: now)
+            guard reason == nil else { break }
+            var wake = pipeline.nextWakeup
+            for w in [audio?.nextWakeup, outputsWake] { if let w, w < wake { wake = w } }
+            loop.wait(until: wake)
         }
 
         capture.stop()
-        encoderInput = nil
-        kept = nil
         // The encoder's memory (most of the share's) goes back before the outputs finish: a
         // WHIP output loads libcurl again for its DELETE, which then meets little else.
-        encoder = nil
-        sinksFinished = true
-        for sink in sinks {
-            do { try sink.finish(reason) } catch {
-                if case .failed = reason {} else { reason = .failed(error) }
-            }
+        video.release()
+        var finalReason = reason ?? .stopped
+        if let failure = outputs.finish(finalReason) {
+            if case .failed = finalReason {} else { finalReason = .failed(failure) }
         }
-        stats.droppedByRing = ring.stats.droppedOldest
-        stats.sourceRestarts = watchdog.counters.restarts
-        stats.elapsed = MonotonicClock.now() - startedAt
-        stats.wakeups = loop.wakeups
-        onEvent(.finished(reason))
-        if case .failed(let error) = reason { throw error }
-        return stats
+        pipeline.stats.droppedByRing = ring.stats.droppedOldest
+        pipeline.stats.wakeups = loop.wakeups
+        pipeline.finalCounts(elapsed: MonotonicClock.now() - pipeline.startedAt)
+        onEvent(.finished(finalReason))
+        if case .failed(let error) = finalReason { throw error }
+        return pipeline.stats
+    }
+
+    /// What another thread asked for since the last look: stop, pause or resume, a bitrate, a keyframe.
+    private func takeHostRequests(into pipeline: inout SharePipelineStateMachine, at now: MediaTime) {
+        if stopRequested.load(ordering: .acquiring) { pipeline.stop(reason: stopReason.withLock { $0 }) }
+        pipeline.setPaused(pauseRequested.load(ordering: .acquiring), at: now)
+        let kbps = requestedBitrateKbps.exchange(0, ordering: .acquiringAndReleasing)
+        if kbps > 0 { pipeline.setMaximumBitrate(kbps: kbps, at: now) }
+        if keyframeRequested.exchange(false, ordering: .acquiringAndReleasing) { pipeline.keyframeRequested(at: now) }
+    }
+
+    private func pipelineConfiguration(_ plan: MemoryPlan, sourceIsLive: Bool,
+                                       canResize: Bool) -> SharePipelineStateMachine.Configuration {
+        SharePipelineStateMachine.Configuration(
+            framesPerSecond: configuration.framesPerSecond, idleFramesPerSecond: configuration.idleFramesPerSecond,
+            stallThreshold: configuration.stallThreshold, keyframeInterval: configuration.keyframeInterval,
+            maximumBitrateKbps: configuration.bitrateKbps, duration: configuration.duration,
+            sourceIsLive: sourceIsLive, memorySoftLimitBytes: configuration.memorySoftLimitBytes,
+            // A smaller encoder needs less only when its start-up zero pages are given back too
+            // (CLI); and only a share with a transform stage can scale to it.
+            canResize: canResize && configuration.reclaimEncoderStartupMemory, outputSize: plan.outputSize)
+    }
+
+    /// The outputs: an `--output` IVF file first when configured, then the caller's.
+    private func openSinks(_ extra: [any MediaSink], codec: VideoCodec,
+                           output: PictureSize) throws(ShareError) -> [any MediaSink] {
+        guard let path = configuration.ivfPath else { return extra }
+        return [try IVFSink(path: path, codec: codec, width: output.width, height: output.height)] + extra
     }
 }
 
@@ -601,6 +236,17 @@ extension ShareSession {
     public func prepareEncoder(_ codec: VideoCodec, for output: PictureSize) throws(ShareError) {
         var encoder: VideoEncoder? = try makeEncoder(codec, output)
         preparedEncoder.withLock { $0 = encoder.take() }
+    }
+
+    /// The encoder `prepareEncoder` made, if it is for this codec and size; else (a WHIP answer
+    /// chose the other codec) that one is let go first and a new one made.
+    private func preparedOrNewEncoder(_ codec: VideoCodec, _ output: PictureSize) throws(ShareError) -> VideoEncoder {
+        if let prepared = preparedEncoder.withLock({ $0.take() }) {
+            if prepared.codec == codec, prepared.width == output.width, prepared.height == output.height {
+                return prepared
+            }
+        }
+        return try makeEncoder(codec, output)
     }
 
     private func makeEncoder(_ codec: VideoCodec, _ output: PictureSize) throws(ShareError) -> VideoEncoder {

@@ -53,55 +53,6 @@ public struct OutgoingAudioPacket {
     }
 }
 
-/// What a sink asks of the pipeline after reading its feedback.
-public struct SinkRequests: Sendable, Equatable {
-    /// A receiver lost the picture (PLI, FIR, or a NACK for a packet no longer held).
-    public var keyframe = false
-    /// Of those, the receiver asked itself (PLI or FIR): it is one that asks when it must.
-    public var keyframeAsked = false
-    /// A ceiling on the video bitrate from the receiver (REMB); nil: none came.
-    public var bitrateCeilingKbps: Int?
-    /// The fraction lost (lost / 256) of the newest receiver report for the video stream; nil:
-    /// none came. The session's `SendBitrateController` turns it into a rate.
-    public var videoFractionLost: UInt8?
-    /// The same for the audio stream; the Opus encoder's in-band FEC follows it.
-    public var audioFractionLost: UInt8?
-    /// The newest delay-based estimate from transport-wide feedback (kbit/s); nil: none came.
-    public var delayBasedKbps: Int?
-    /// When the sink next wants `service` (reports to send); nil: no timer of its own.
-    public var nextWakeup: MediaTime?
-    /// Media just started to flow to a receiver that has seen nothing (a connection came up):
-    /// the next frame must be a keyframe, whatever the keyframe rate limit says.
-    public var mediaStarted = false
-    /// With it: the path gives no transport-wide feedback (`SenderRequests`).
-    public var withoutTransportFeedback = false
-    /// With it: the path's round trip measured before media, if known (`SenderRequests`).
-    public var pathRoundTripMicroseconds: Int64?
-    /// The receiver's RTCP stopped arriving, or came back.
-    public var feedback: FeedbackChange?
-
-    public init(keyframe: Bool = false, bitrateCeilingKbps: Int? = nil, videoFractionLost: UInt8? = nil,
-                nextWakeup: MediaTime? = nil) {
-        self.keyframe = keyframe
-        self.bitrateCeilingKbps = bitrateCeilingKbps
-        self.videoFractionLost = videoFractionLost
-        self.nextWakeup = nextWakeup
-    }
-
-    /// What a send core asked for, as the pipeline takes it; `nextWakeup` is the core's deadline.
-    public init(_ wanted: SenderRequests, nextWakeup: MediaTime?) {
-        self.init(keyframe: wanted.keyframe, bitrateCeilingKbps: wanted.bitrateCeilingKbps,
-                  videoFractionLost: wanted.videoFractionLost, nextWakeup: nextWakeup)
-        keyframeAsked = wanted.keyframeAsked
-        audioFractionLost = wanted.audioFractionLost
-        delayBasedKbps = wanted.delayBasedKbps
-        mediaStarted = wanted.mediaStarted
-        withoutTransportFeedback = wanted.withoutTransportFeedback
-        pathRoundTripMicroseconds = wanted.pathRoundTripMicroseconds
-        feedback = wanted.feedback
-    }
-}
-
 /// Where a share's encoded media goes: a file, a peer. Every call comes on the pipeline thread,
 /// in media order; a sink never blocks (sockets are non-blocking, files are local). Between
 /// frames the run loop calls `service` so the sink can read feedback and send reports without
@@ -112,7 +63,7 @@ public protocol MediaSink: AnyObject {
     func send(video frame: OutgoingVideoFrame) throws(ShareError)
     func send(audio packet: OutgoingAudioPacket) throws(ShareError)
     /// Reads what arrived, sends what is due; returns what the sink needs of the pipeline.
-    func service(at now: MediaTime) throws(ShareError) -> SinkRequests
+    func service(at now: MediaTime) throws(ShareError) -> TransportRequests
     /// The share's video bitrate changed (the smallest of every estimate and the maximum): a
     /// network sink paces its packets by it and starts its delay-based estimate from it.
     func targetBitrateChanged(kbps: Int, maximumKbps: Int, at now: MediaTime)
@@ -134,7 +85,7 @@ public protocol MediaSink: AnyObject {
 
 extension MediaSink {
     public func send(audio packet: OutgoingAudioPacket) throws(ShareError) {}
-    public func service(at now: MediaTime) throws(ShareError) -> SinkRequests { SinkRequests() }
+    public func service(at now: MediaTime) throws(ShareError) -> TransportRequests { TransportRequests() }
     public func targetBitrateChanged(kbps: Int, maximumKbps: Int, at now: MediaTime) {}
     public var transportStats: TransportStats? { nil }
     public var descriptors: [Int32] { [] }

@@ -138,12 +138,12 @@ public final class PeerSink: MediaSink {
 
     // MARK: Feedback and reports
 
-    public func service(at now: MediaTime) throws(ShareError) -> SinkRequests {
+    public func service(at now: MediaTime) throws(ShareError) -> TransportRequests {
         for socket in [videoSocket, audioSocket, videoRTCPSocket, audioRTCPSocket] {
             if let socket { drain(socket, now: now) }
         }
         sender.poll(at: now, transmit: transmit)
-        return SinkRequests(sender.takeRequests(), nextWakeup: sender.nextDeadline)
+        return sender.takeRequests().waking(at: sender.nextDeadline)
     }
 
     public func targetBitrateChanged(kbps: Int, maximumKbps: Int, at now: MediaTime) {

@@ -265,7 +265,7 @@ public final class WHIPSink: MediaSink {
         }
     }
 
-    public func service(at now: MediaTime) throws(ShareError) -> SinkRequests {
+    public func service(at now: MediaTime) throws(ShareError) -> TransportRequests {
         startIfNeeded(now)
         for _ in 0..<64 {
             let buffer = UnsafeMutableRawBufferPointer(rebasing: inbox[0..<WebRTCTransport<SystemRandomNumberGenerator>.maximumDatagramBytes])
@@ -280,7 +280,7 @@ public final class WHIPSink: MediaSink {
             let ice = transport.iceConnectedAt.map { "ICE \(($0 - createdAt).microseconds / 1000) ms, " } ?? ""
             notices.append("WHIP: connected (\(ice)DTLS-SRTP \(transport.srtpProfile?.name ?? "?") at \((connected - createdAt).microseconds / 1000) ms) via \(transport.ice.selectedPair.map { "\($0)" } ?? "?")")
         }
-        return SinkRequests(transport.takeRequests(), nextWakeup: transport.nextDeadline)
+        return transport.takeRequests().waking(at: transport.nextDeadline)
     }
 
     public func targetBitrateChanged(kbps: Int, maximumKbps: Int, at now: MediaTime) {

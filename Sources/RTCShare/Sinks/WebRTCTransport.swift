@@ -123,7 +123,7 @@ public final class WebRTCTransport<Random: RandomNumberGenerator> {
 
     /// What feedback (and the connection) asks of the pipeline since the last call: a keyframe
     /// once media starts flowing, and what RTCP asked for.
-    public func takeRequests() -> SenderRequests {
+    public func takeRequests() -> TransportRequests {
         var requests = sender.takeRequests()
         if keyframeWanted {
             requests.keyframe = true

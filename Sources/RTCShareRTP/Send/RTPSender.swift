@@ -5,12 +5,12 @@ import RTCShareMedia
 // stream's codec) and Opus packets go in with the
 // time; protected datagrams come out through the caller's `transmit` closure, each with the
 // route it belongs on; feedback datagrams go in the same way; what the pipeline must do
-// (keyframe, bitrate) is collected in `SenderRequests`; `nextDeadline` says when to call
+// (keyframe, bitrate) is collected in `TransportRequests`; `nextDeadline` says when to call
 // `poll` again (RTCP reports, the pacer's next packet).
 //
 // Rate: once the edge sets a target (`setTargetBitrate`), video packets leave through the
 // `Pacer` (2.5 × the target; audio and retransmissions go at once) and transport-wide feedback
-// drives a `DelayBasedEstimator` whose estimate is handed up in `SenderRequests`. The send
+// drives a `DelayBasedEstimator` whose estimate is handed up in `TransportRequests`. The send
 // time of every packet is kept by transport-wide sequence number (`SentPacketLog`, a fixed ring)
 // for that feedback to be matched against.
 //
@@ -43,41 +43,6 @@ public enum RTPProtection: Sendable {
     case keys(local: SRTPMasterKey, remote: SRTPMasterKey)
     /// SRTP, keys to come (DTLS-SRTP): the sender is `connecting` until `install(keys:)`.
     case awaitingKeys
-}
-
-/// What the send core asks of the pipeline after reading feedback.
-public struct SenderRequests: Sendable, Equatable {
-    /// A receiver lost the picture (PLI, FIR, or a NACK for a packet no longer held).
-    public var keyframe = false
-    /// Of those, the receiver asked itself (PLI or FIR): it is one that asks when it must.
-    public var keyframeAsked = false
-    /// A ceiling on the video bitrate from the receiver (REMB); nil: none came.
-    public var bitrateCeilingKbps: Int?
-    /// The fraction lost (lost / 256) of the newest receiver report for the video stream.
-    public var videoFractionLost: UInt8?
-    /// The same for the audio stream (the Opus encoder's FEC follows it).
-    public var audioFractionLost: UInt8?
-    /// The receiver said goodbye (RTCP BYE for every stream it reported on).
-    public var peerLeft = false
-    /// Media just started to flow (keys arrived): the receiver needs a keyframe now.
-    public var mediaStarted = false
-    /// With `mediaStarted`: no transport-wide feedback was negotiated, so the sender has no
-    /// delay signal of its own on this path (REMB and receiver reports only).
-    public var withoutTransportFeedback = false
-    /// With `mediaStarted`: the path's round trip measured before media (ICE checks), if known.
-    public var pathRoundTripMicroseconds: Int64?
-    /// The receiver's RTCP stopped arriving, or came back (`FeedbackWatch`).
-    public var feedback: FeedbackChange?
-    /// The delay-based estimate from the newest transport-wide feedback (kbit/s); nil: none came.
-    public var delayBasedKbps: Int?
-
-    public init(keyframe: Bool = false, bitrateCeilingKbps: Int? = nil, videoFractionLost: UInt8? = nil,
-                peerLeft: Bool = false) {
-        self.keyframe = keyframe
-        self.bitrateCeilingKbps = bitrateCeilingKbps
-        self.videoFractionLost = videoFractionLost
-        self.peerLeft = peerLeft
-    }
 }
 
 /// The wire choices of one send session: payload types, extension IDs, sizes.
@@ -173,7 +138,7 @@ public final class RTPSender {
     private let scratch: UnsafeMutableRawBufferPointer
     private var nextVideoReport: MediaTime?
     private var nextAudioReport: MediaTime?
-    private var requests = SenderRequests()
+    private var requests = TransportRequests()
     /// How long the receiver has been quiet.
     public private(set) var feedbackWatch: FeedbackWatch
     private var random: any RandomNumberGenerator
@@ -708,8 +673,8 @@ public final class RTPSender {
     }
 
     /// What feedback asked of the pipeline since the last call.
-    public func takeRequests() -> SenderRequests {
-        defer { requests = SenderRequests() }
+    public func takeRequests() -> TransportRequests {
+        defer { requests = TransportRequests() }
         return requests
     }
 

@@ -1,0 +1,163 @@
+import RTCShareCore
+import RTCShareMedia
+
+/// The video memory of a share and the work done on it: the source's pool and ring (the capture
+/// thread fills them), the frame kept from the source, the fused transform into an encoder-input
+/// slot, and the encoder. It carries out the pipeline's orders (`SharePipelineStateMachine`);
+/// it decides nothing itself.
+///
+/// All of it is reserved at start from the share's budget (the encoder: by libvpx or openh264,
+/// counted by the planner). The transform runs once per source frame, not per repeat: the
+/// encoder input is kept until a newer frame arrives.
+struct VideoStage: ~Copyable {
+    let sourcePool: FramePool
+    let ring: FrameRing
+    private let outputPool: FramePool?
+    private let transformer: FrameTransformer?
+    let codec: VideoCodec
+    /// With CVO the pixels stay as stored and the tag travels; otherwise they are turned upright.
+    let signalsOrientation: Bool
+    private(set) var output: PictureSize
+    // Optional only so it can be let go before the outputs finish, and replaced on a resize.
+    private var encoder: VideoEncoder?
+    private var kept: FrameSlot?
+    private var keptOrientation = Orientation.up
+    private var keptGeneration = 0
+    private var encoderInput: FrameSlot?
+    private var inputGeneration = -1
+    /// What the encoder was last told, for a new encoder after a resize.
+    private var bitrateKbps: Int?
+    private var keyframeCapConstrained: Bool?
+
+    var hasTransform: Bool { transformer != nil }
+
+    init<S: VideoSource>(source: S, budget: MemoryBudget, plan: MemoryPlan, codec: VideoCodec,
+                         signalsOrientation: Bool) throws(ShareError) {
+        // Everything that can fail first: a noncopyable value is initialised in one go.
+        let output = plan.outputSize
+        let parts: (FramePool, FrameRing, FramePool?, FrameTransformer?)
+        do {
+            let sourcePool = try FramePool(budget: budget, format: source.format, maxWidth: source.frameWidth,
+                                           maxHeight: source.frameHeight, count: MemoryPlan.sourceSlots)
+            let ring = try FrameRing(pool: sourcePool, capacity: MemoryPlan.ringCapacity, policy: .dropOldest)
+            if plan.needsTransform {
+                let outputPool = try FramePool(budget: budget, format: .i420, maxWidth: output.width,
+                                               maxHeight: output.height, count: MemoryPlan.outputSlots)
+                let transformer = try FrameTransformer(budget: budget, maxSourceWidth: source.frameWidth,
+                                                       maxSourceHeight: source.frameHeight,
+                                                       maxOutputWidth: output.width, maxOutputHeight: output.height)
+                parts = (sourcePool, ring, outputPool, transformer)
+            } else {
+                parts = (sourcePool, ring, nil, nil)
+            }
+        } catch {
+            throw .doesNotFit("reserving frame memory: \(error)")
+        }
+        (sourcePool, ring, outputPool, transformer) = parts
+        self.output = output
+        self.codec = codec
+        self.signalsOrientation = signalsOrientation
+    }
+
+    /// Takes the encoder (made before the rest of the share's memory, or now).
+    mutating func install(_ encoder: consuming VideoEncoder) {
+        self.encoder = consume encoder
+    }
+
+    /// The source's newest frame: what the next `.encode` order codes.
+    mutating func keep(_ frame: consuming FrameSlot) {
+        keptOrientation = frame.orientation
+        kept = consume frame
+        keptGeneration += 1
+    }
+
+    /// Codes the kept frame as `order` says; `emit` gets each coded frame. Returns whether the
+    /// encoder coded it (false: its rate control dropped it).
+    mutating func encode(_ order: SharePipelineStateMachine.EncodeOrder,
+                         emit: (EncodedVideoFrame, OutgoingVideoFrame) throws(ShareError) -> Void) throws(ShareError) -> Bool {
+        guard kept != nil, encoder != nil else { return false }
+        try prepareInput(at: order.at)
+        switch order.keyframe {
+        case .forced: encoder!.forceKeyframe(nowMicroseconds: order.at.microseconds)
+        case .requested: encoder!.requestKeyframe(nowMicroseconds: order.at.microseconds)
+        case .no: break
+        }
+        do { try encoder!.setFrameDropping(allowed: order.mayDrop) } catch { throw .pipeline("frame dropping: \(error)") }
+        let orientation = signalsOrientation ? keptOrientation : .up
+        let size = output
+        var emitError: ShareError?
+        func encodeSlot(_ slot: borrowing FrameSlot) throws(MediaError) -> Bool {
+            try encoder!.encode(slot) { frame in
+                guard emitError == nil else { return }
+                let outgoing = OutgoingVideoFrame(
+                    bytes: frame.bytes, isKeyframe: frame.isKeyframe, isDroppable: frame.isDroppable,
+                    captureTime: order.at, mediaTimestamp: order.mediaTimestamp, orientation: orientation,
+                    width: size.width, height: size.height)
+                do throws(ShareError) { try emit(frame, outgoing) } catch { emitError = error }
+            }
+        }
+        let delivered: Bool
+        do {
+            delivered = encoderInput != nil ? try encodeSlot(encoderInput!) : try encodeSlot(kept!)
+        } catch {
+            throw .pipeline("encode: \(error)")
+        }
+        if let emitError { throw emitError }
+        return delivered
+    }
+
+    /// Turns the kept frame into encoder input once per source frame (not per repeat).
+    private mutating func prepareInput(at now: MediaTime) throws(ShareError) {
+        guard let outputPool, let transformer else {
+            kept!.ptsMicroseconds = now.microseconds
+            return
+        }
+        if inputGeneration != keptGeneration || encoderInput == nil {
+            encoderInput = nil  // give its slot back before taking the next
+            do {
+                var next = try outputPool.acquire(format: .i420, width: output.width, height: output.height)
+                try transformer.apply(kept!, into: &next, orientation: signalsOrientation ? .up : nil)
+                encoderInput = consume next
+            } catch {
+                throw .pipeline("transform: \(error)")
+            }
+            inputGeneration = keptGeneration
+        }
+        encoderInput!.ptsMicroseconds = now.microseconds
+    }
+
+    mutating func noteSkipped(frameIntervalMicroseconds: Int64) {
+        encoder?.noteSkipped(frameIntervalMicroseconds: frameIntervalMicroseconds)
+    }
+
+    mutating func setBitrate(kbps: Int) throws(ShareError) {
+        do { try encoder?.setBitrate(kbps: kbps) } catch { throw .pipeline("bitrate \(kbps) kbit/s: \(error)") }
+        bitrateKbps = kbps
+    }
+
+    mutating func setKeyframeCap(constrained: Bool) throws(ShareError) {
+        do { try encoder?.setKeyframeCap(constrained: constrained) } catch { throw .pipeline("keyframe cap: \(error)") }
+        keyframeCapConstrained = constrained
+    }
+
+    /// A smaller picture under memory pressure: the old encoder goes first (the point is to need
+    /// less), its pages back to the system, then one at `size` with the same settings.
+    mutating func resize(to size: PictureSize,
+                         makeEncoder: (VideoCodec, PictureSize) throws(ShareError) -> VideoEncoder) throws(ShareError) {
+        encoderInput = nil
+        encoder = nil
+        ProcessHeap.releaseFree()
+        encoder = try makeEncoder(codec, size)
+        output = size
+        inputGeneration = -1
+        if let bitrateKbps { try setBitrate(kbps: bitrateKbps) }
+        if let keyframeCapConstrained { try setKeyframeCap(constrained: keyframeCapConstrained) }
+    }
+
+    /// Lets the frames and the encoder go (most of the share's memory) before the outputs finish.
+    mutating func release() {
+        encoderInput = nil
+        kept = nil
+        encoder = nil
+    }
+}

@@ -1,0 +1,244 @@
+import RTCShareCore
+import RTCShareMedia
+import RTCShareRTP
+import Testing
+@testable import RTCShare
+
+/// The share's policy in fake time: no clock, no encoder, no socket. Each test feeds what
+/// happened and checks the actions, in order, the way `ShareSession.run` carries them out.
+@Suite struct SharePipelineStateMachineTests {
+    typealias Machine = SharePipelineStateMachine
+    static let t0 = MediaTime(microseconds: 1_000_000)
+
+    static func machine(fps: Int = 20, kbps: Int = 2500, duration: MediaDuration? = nil, live: Bool = true,
+                        memoryLimit: Int? = nil, canResize: Bool = false) -> Machine {
+        Machine(configuration: .init(framesPerSecond: fps, maximumBitrateKbps: kbps, duration: duration,
+                                     sourceIsLive: live, memorySoftLimitBytes: memoryLimit, canResize: canResize,
+                                     outputSize: PictureSize(width: 1280, height: 720)),
+                startedAt: t0)
+    }
+
+    static func actions(_ m: inout Machine) -> [Machine.Action] {
+        var out: [Machine.Action] = []
+        while let a = m.pollAction() { out.append(a) }
+        return out
+    }
+
+    static func orders(_ actions: [Machine.Action]) -> [Machine.EncodeOrder] {
+        actions.compactMap { if case .encode(let o) = $0 { o } else { nil } }
+    }
+
+    /// Carries out an order as an encoder would that always codes: `bytes` a frame.
+    static func code(_ m: inout Machine, _ order: Machine.EncodeOrder, bytes: Int = 1000) {
+        m.frameCoded(bytes: bytes, isKeyframe: order.keyframe != .no, at: order.at)
+        m.encodeFinished(order, delivered: true)
+    }
+
+    static func at(_ ms: Int64) -> MediaTime { t0 + .microseconds(ms * 1000) }
+
+    @Test func itStartsWithTheTargetAndACappedKeyframeThenSaysStarted() {
+        var m = Self.machine()
+        #expect(Self.actions(&m) == [.setOutputBitrate(kbps: 2500, maximumKbps: 2500),
+                                     .setKeyframeCap(constrained: true), .event(.started)])
+    }
+
+    @Test func theFirstFrameIsARequestedKeyframeAndAStillScreenIsRepeated() {
+        var m = Self.machine()
+        _ = Self.actions(&m)
+        m.frameArrived(at: Self.t0, captureTime: Self.t0, orientation: .up)
+        let first = Self.orders(Self.actions(&m))
+        #expect(first.count == 1)
+        #expect(first.first?.keyframe == .requested)
+        #expect(first.first?.isRepeat == false)
+        Self.code(&m, first[0])
+        // No new frame: the pacer repeats the kept one once a frame and a half has gone by
+        // without one (20 fps: 75 ms), and says so in its wake-up.
+        m.tick(at: Self.at(74), source: .init())
+        #expect(Self.orders(Self.actions(&m)).isEmpty)
+        #expect(m.nextWakeup == Self.at(75))
+        m.tick(at: Self.at(75), source: .init())
+        let repeats = Self.orders(Self.actions(&m))
+        #expect(repeats.count == 1)
+        #expect(repeats.first?.isRepeat == true)
+        #expect(repeats.first?.keyframe == Machine.Keyframe.no)
+        Self.code(&m, repeats[0])
+        #expect(m.stats.encodedFrames == 2)
+        #expect(m.stats.repeatedFrames == 1)
+        #expect(m.stats.keyframes == 1)
+    }
+
+    @Test func nothingIsEncodedWhileNoOutputCanTakeItAndTheConnectionsFirstFrameIsForced() {
+        var m = Self.machine()
+        _ = Self.actions(&m)
+        m.outputsAcceptVideo(false)
+        m.frameArrived(at: Self.t0, captureTime: Self.t0, orientation: .up)
+        #expect(Self.orders(Self.actions(&m)).isEmpty)
+        #expect(m.stats.notEncodedConnecting == 1)
+        // The connection comes up: media starts, and the next frame is a keyframe whatever
+        // the encoder's request limit says.
+        var started = TransportRequests(keyframe: true)
+        started.mediaStarted = true
+        m.transport(started, output: "whip", roundTripMicroseconds: nil, at: Self.at(100))
+        m.outputsAcceptVideo(true)
+        _ = Self.actions(&m)
+        m.frameArrived(at: Self.at(120), captureTime: Self.at(120), orientation: .up)
+        let orders = Self.orders(Self.actions(&m))
+        #expect(orders.map(\.keyframe) == [.forced])
+        #expect(orders.first?.mayDrop == false)
+    }
+
+    @Test func aPausedShareLetsFramesGoAndResumesWithAKeyframe() {
+        var m = Self.machine()
+        _ = Self.actions(&m)
+        m.frameArrived(at: Self.t0, captureTime: Self.t0, orientation: .up)
+        Self.orders(Self.actions(&m)).forEach { Self.code(&m, $0) }
+        m.setPaused(true, at: Self.at(10))
+        #expect(Self.actions(&m) == [.event(.paused)])
+        m.frameArrived(at: Self.at(60), captureTime: Self.at(60), orientation: .up)
+        m.tick(at: Self.at(200), source: .init(heartbeats: 1))
+        #expect(Self.orders(Self.actions(&m)).isEmpty)
+        #expect(m.stats.droppedWhilePaused == 1)
+        m.setPaused(false, at: Self.at(300))
+        #expect(Self.actions(&m) == [.event(.resumed)])
+        m.tick(at: Self.at(300), source: .init(heartbeats: 1))
+        let orders = Self.orders(Self.actions(&m))
+        #expect(orders.count == 1)
+        #expect(orders.first?.keyframe == .requested)
+    }
+
+    @Test func theDurationEndsTheShareAndNothingComesAfter() {
+        var m = Self.machine(duration: .seconds(2))
+        _ = Self.actions(&m)
+        m.endIfDurationPassed(at: Self.at(1999))
+        #expect(Self.actions(&m).isEmpty)
+        m.endIfDurationPassed(at: Self.at(2000))
+        #expect(Self.actions(&m) == [.finish(.durationReached)])
+        m.frameArrived(at: Self.at(2001), captureTime: Self.at(2001), orientation: .up)
+        m.stop(reason: "late")
+        #expect(Self.actions(&m).isEmpty)
+        #expect(m.finished == .durationReached)
+    }
+
+    @Test func aHostStopSaysWhy() {
+        var m = Self.machine()
+        _ = Self.actions(&m)
+        m.stop(reason: "the host app closed")
+        #expect(Self.actions(&m) == [.finish(.stoppedByHost("the host app closed"))])
+    }
+
+    @Test func aREMBLowersTheOutputsTargetAndTheEncodersAsk() {
+        var m = Self.machine()
+        _ = Self.actions(&m)
+        m.transport(TransportRequests(bitrateCeilingKbps: 800), output: "peer", roundTripMicroseconds: nil,
+                    at: Self.at(500))
+        let actions = Self.actions(&m)
+        #expect(actions.contains(.setOutputBitrate(kbps: 800, maximumKbps: 2500)))
+        #expect(actions.contains(.setEncoderBitrate(kbps: 800)))
+        #expect(m.stats.targetBitrateKbps == 800)
+        // The host raises nothing above the ceiling; a lower maximum binds at once.
+        m.setMaximumBitrate(kbps: 600, at: Self.at(600))
+        #expect(Self.actions(&m).contains(.setEncoderBitrate(kbps: 600)))
+    }
+
+    @Test func aReceiversGoodbyeIsAnEventAndTheShareGoesOn() {
+        var m = Self.machine()
+        _ = Self.actions(&m)
+        m.transport(TransportRequests(peerLeft: true), output: "peer 127.0.0.1:5004", roundTripMicroseconds: nil,
+                    at: Self.at(100))
+        #expect(Self.actions(&m) == [.event(.receiverLeft(output: "peer 127.0.0.1:5004"))])
+        #expect(m.finished == nil)
+    }
+
+    @Test func aStalledLiveSourceIsRestartedAndItsRecoveryReported() {
+        var m = Self.machine()
+        _ = Self.actions(&m)
+        m.frameArrived(at: Self.t0, captureTime: Self.t0, orientation: .up)
+        _ = Self.actions(&m)
+        // Nothing for longer than the stall threshold (1 s): stalled, then (the next tick, at
+        // once: the watchdog's wake-up is due) restarted.
+        m.tick(at: Self.at(1100), source: .init())
+        m.tick(at: Self.at(1100), source: .init())
+        let actions = Self.actions(&m)
+        #expect(actions.contains(.restartSource))
+        #expect(actions.contains(.event(.sourceStalled(restartAttempt: 1))))
+        m.tick(at: Self.at(1200), source: .init(restarts: 1))
+        m.frameArrived(at: Self.at(1300), captureTime: Self.at(1300), orientation: .up)
+        #expect(Self.actions(&m).contains { if case .event(.sourceRecovered) = $0 { true } else { false } })
+    }
+
+    @Test func aFileSourceHasNoWatchdog() {
+        var m = Self.machine(live: false)
+        _ = Self.actions(&m)
+        m.frameArrived(at: Self.t0, captureTime: Self.t0, orientation: .up)
+        _ = Self.actions(&m)
+        m.tick(at: Self.at(5000), source: .init())
+        #expect(!Self.actions(&m).contains(.restartSource))
+    }
+
+    @Test func anEndedSourceFinishesOnceItsFramesAreTakenAndAFailureAtOnce() {
+        var m = Self.machine()
+        _ = Self.actions(&m)
+        m.tick(at: Self.at(10), source: .init(ended: true, framesWaiting: 2))
+        #expect(!Self.actions(&m).contains { if case .finish = $0 { true } else { false } })
+        m.tick(at: Self.at(20), source: .init(ended: true, framesWaiting: 0))
+        #expect(Self.actions(&m).last == .finish(.sourceEnded))
+
+        var failing = Self.machine()
+        _ = Self.actions(&failing)
+        failing.tick(at: Self.at(10), source: .init(ended: true, failure: "X server gone", framesWaiting: 3))
+        #expect(Self.actions(&failing).last == .finish(.failed(.source("X server gone"))))
+    }
+
+    @Test func framesOverTheEncodersBudgetAreSkippedOnlyWhileThePathHoldsTheRate() {
+        var m = Self.machine()
+        _ = Self.actions(&m)
+        m.frameArrived(at: Self.t0, captureTime: Self.t0, orientation: .up)
+        Self.orders(Self.actions(&m)).forEach { Self.code(&m, $0, bytes: 100_000) }
+        // A clean path at the maximum: the big frame does not hold the next one back.
+        m.frameArrived(at: Self.at(50), captureTime: Self.at(50), orientation: .up)
+        let clean = Self.actions(&m)
+        #expect(Self.orders(clean).count == 1)
+        Self.orders(clean).forEach { Self.code(&m, $0, bytes: 100_000) }
+        // The delay-based estimate holds the rate down: the next frame is skipped before the
+        // encoder, and the encoder is told (it sizes the next for one frame interval).
+        var congested = TransportRequests()
+        congested.delayBasedKbps = 300
+        m.transport(congested, output: "peer", roundTripMicroseconds: 40_000, at: Self.at(60))
+        _ = Self.actions(&m)
+        m.frameArrived(at: Self.at(100), captureTime: Self.at(100), orientation: .up)
+        #expect(Self.actions(&m) == [.skipped(frameIntervalMicroseconds: 50_000)])
+        #expect(m.stats.skippedOverBudget == 1)
+        // But never so many in a row that the picture stands still past 300 ms.
+        var coded: [Machine.EncodeOrder] = []
+        for ms in stride(from: Int64(150), through: 400, by: 50) {
+            m.frameArrived(at: Self.at(ms), captureTime: Self.at(ms), orientation: .up)
+            coded += Self.orders(Self.actions(&m))
+        }
+        #expect(coded.first?.againstLongGap == true)
+        #expect(coded.first.map { $0.at - Self.at(50) }.map { $0 <= .microseconds(300_000) } == true)
+    }
+
+    @Test func everySecondReportsProgressAndTheGovernorLowersTheFrameRateFirst() {
+        var m = Self.machine(memoryLimit: 40 << 20, canResize: true)
+        _ = Self.actions(&m)
+        #expect(!m.secondDue(at: Self.at(999)))
+        #expect(m.secondDue(at: Self.at(1000)))
+        m.second(at: Self.at(1000), PipelineSecond(sentBytes: nil, transport: nil, residentBytes: 30 << 20,
+                                                   peakResidentBytes: 31 << 20))
+        let quiet = Self.actions(&m)
+        #expect(quiet.count == 1)
+        guard case .event(.progress(let p))? = quiet.first else {
+            Issue.record("expected a progress event, got \(quiet)")
+            return
+        }
+        #expect(p.residentBytes == 30 << 20)
+        #expect(p.stats.elapsed == .seconds(1))
+        m.second(at: Self.at(2000), PipelineSecond(sentBytes: nil, transport: nil, residentBytes: 41 << 20,
+                                                   peakResidentBytes: 41 << 20))
+        let pressed = Self.actions(&m)
+        #expect(pressed.contains(.event(.memoryPressure(residentBytes: 41 << 20, limitBytes: 40 << 20,
+                                                        step: .frameRate(10)))))
+        #expect(m.stats.targetFramesPerSecond == 10)
+        #expect(!pressed.contains { if case .resize = $0 { true } else { false } })
+    }
+}
