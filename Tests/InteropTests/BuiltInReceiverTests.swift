@@ -173,6 +173,28 @@ import Testing
         #expect(int(stats, "srtp_failures") == 0)
     }
 
+    /// The receiver leaves mid-share: its RTCP BYE reaches the sender, which says so and goes on
+    /// to its duration (a receiver may come back).
+    @Test func aReceiverThatLeavesSaysGoodbyeAndTheSenderSaysSo() throws {
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let port = try Tools.freeUDPPorts(count: 4)
+        let key = String(repeating: "B", count: 40)  // SRTP: the goodbye comes as SRTCP
+        let receiver = try BackgroundProcess(Tools.rtcshare, [
+            "receive", "--listen", "127.0.0.1:\(port)", "--srtp-key", key, "--duration", "3",
+        ], in: dir, name: "receiver")
+        #expect(receiver.waitForOutput(containing: "listening on", timeout: 10), "\(receiver.stderr)")
+        let sender = try BackgroundProcess(Tools.rtcshare, [
+            "--source", "testsrc", "--size", "320x240", "--fps", "20", "--peer", "127.0.0.1:\(port)",
+            "--srtp-key", key, "--duration", "6",
+        ], in: dir, name: "sender")
+        #expect(receiver.wait(timeout: 20) == 0, "receiver: \(receiver.stderr)")
+        #expect(sender.wait(timeout: 20) == 0, "sender: \(sender.stderr)")
+        #expect(sender.stderr.contains("the receiver (peer 127.0.0.1:\(port)) left (RTCP BYE); still sending"),
+                "sender: \(sender.stderr)")
+        #expect(sender.stderr.contains("finished: duration reached"), "sender: \(sender.stderr)")
+    }
+
     @Test func aWrongKeyIsSaidOnStderrAndTheReceiverExitsNonZero() throws {
         let dir = try Tools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -227,6 +227,8 @@ final class ReceiveLoop: RTPReceiverOutput {
         }
         // Whatever is still held goes out (holes as lost) so the counts are final.
         core.drain(at: MediaTime(microseconds: Int64.max / 4), output: self)
+        // Unless the sender already said goodbye, tell it this end has gone.
+        if report.stopReason != "bye" { core.finish(at: MonotonicClock.now(), output: self) }
         if audioLossPending { concealAudio() }
         return finish(elapsed: MonotonicClock.now().microseconds - start)
     }

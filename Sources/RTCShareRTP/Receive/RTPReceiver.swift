@@ -600,11 +600,24 @@ public final class RTPReceiver {
         }
     }
 
-    private func sendReport(_ block: RTCPReportBlock, route: RTPRoute, output: some RTPReceiverOutput) {
+    /// The receiver is leaving (RFC 3550 §6.3.7): a last receiver report with a BYE on each
+    /// stream it reported on, so the sender learns the session closed rather than went silent.
+    public func finish(at now: MediaTime, output: some RTPReceiverOutput) {
+        if stats.packets > 0, let block = videoStats?.makeReportBlock(now: now.microseconds) {
+            sendReport(block, route: .videoRTCP, goodbye: true, output: output)
+        }
+        if stats.audioPackets > 0, let block = audioStats?.makeReportBlock(now: now.microseconds) {
+            sendReport(block, route: .audioRTCP, goodbye: true, output: output)
+        }
+    }
+
+    private func sendReport(_ block: RTCPReportBlock, route: RTPRoute, goodbye: Bool = false,
+                            output: some RTPReceiverOutput) {
         var n = 0
         do {
             n += try RTCPReceiverReport(ssrc: ssrc, reportBlocks: [block]).write(into: outbox, at: n)
             n += try RTCPSourceDescription(ssrc: ssrc, cname: cname).write(into: outbox, at: n)
+            if goodbye { n += try RTCPGoodbye(ssrcs: [ssrc]).write(into: outbox, at: n) }
         } catch {
             return
         }
