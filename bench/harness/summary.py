@@ -221,3 +221,64 @@ def markdown(result):
         out.append("")
         out.append("Not measured: " + "; ".join(result["not_measured"]) + ".")
     return "\n".join(out) + "\n"
+
+
+def _median(x, digits):
+    return "–" if x is None else f"{x['median']:.{digits}f}"
+
+
+def headline(result):
+    """The few figures the top-level README shows between its bench markers, with a link to
+    latest.md, which holds every table."""
+    s, m, settings = result["summary"], result["machine"], result["settings"]
+    out = [f"Latest full run, `bench/run` on {result['started']}, commit {result['commit']}: {m['cpu']}, "
+           f"{m['cores']} cores; medians of {result['runs_count']} run(s), senders interleaved. Every table "
+           "(with min–max), the settings that differ between the senders and what was not measured: "
+           "[bench/results/latest.md](bench/results/latest.md); every run's figures: `bench/results/latest.json`.",
+           ""]
+    out.append("| 1280x720, the same job in the same run | rtcshare | ffmpeg | GStreamer |")
+    out.append("| --- | --- | --- | --- |")
+
+    def cells(rows, metric, digits):
+        return " | ".join(_median((rows.get(sender) or {}).get(metric), digits)
+                          for sender in ("rtcshare", *PEERS))
+
+    job = f"VP8 {settings['bitrate_kbps']} kbit/s over SRTP"
+    for content, metric, label, digits in (("busy", "peak_rss_mib", "peak RSS MiB", 1),
+                                           ("busy", "cpu_s_per_media_s", "CPU s per media s", 3),
+                                           ("screen", "cpu_s_per_media_s", "CPU s per media s", 3)):
+        e = s["e2e"].get(content)
+        if e:
+            out.append(f"| {label}, {job}, {content} content | {cells(e['senders'], metric, digits)} |")
+    if s.get("whip"):
+        w = s["whip"]["senders"]
+        out.append(f"| peak RSS MiB, screen content over WHIP into aiortc | "
+                   f"{_median((w.get('rtcshare') or {}).get('peak_rss_mib'), 1)} | no WHIP muxer | "
+                   f"{_median((w.get('gstreamer') or {}).get('peak_rss_mib'), 1)} |")
+    sc = s["screen_capture"]
+    for phase in ("static", "changing"):
+        rows = {sender: v[phase] for sender, v in sc.items()}
+        ours = _median((rows.get("rtcshare") or {}).get("cpu_s_per_s"), 3)
+        if "rtcshare-idle" in rows and phase == "static":
+            ours += f" ({_median(rows['rtcshare-idle']['cpu_s_per_s'], 3)} with `--idle-fps {settings['idle_fps']}`)"
+        theirs = " | ".join(_median((rows.get(p) or {}).get("cpu_s_per_s"), 3) for p in PEERS)
+        out.append(f"| CPU s per s, an X11 screen ({phase}) | {ours} | {theirs} |")
+    out.append("")
+
+    lat = s["latency"]
+    facts = [f"Glass-to-glass latency p50 {_median(lat['latency_p50_ms'], 1)} ms, p99 "
+             f"{_median(lat['latency_p99_ms'], 1)} ms (1280x720@20, loopback)."]
+    if s["packetize"]:
+        ratios = ", ".join(f"{name} {_median(p['ratio_vs_libsrtp'], 2)}" for name, p in s["packetize"].items())
+        facts.append(f"Packetize + protect (`RTPSender`) against raw libsrtp2 protect, time per packet: {ratios}.")
+    if result.get("planner"):
+        within = sum(1 for r in result["planner"] if r["within"])
+        facts.append(f"`rtcshare plan`: {within} of {len(result['planner'])} configurations within 1 MiB "
+                     "of their measured peak.")
+    targets = s["targets"]
+    missed = [f"{t['name'].split(':')[0]} ({_median(t['figure'], 2)}, limit {t['target']})"
+              for t in targets if t["met"] is False]
+    facts.append(f"Targets (issue 11): {sum(1 for t in targets if t['met'])} of {len(targets)} met"
+                 + (f"; missed: {'; '.join(missed)}." if missed else "."))
+    out.append(" ".join(facts))
+    return "\n".join(out) + "\n"
