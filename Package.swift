@@ -112,9 +112,13 @@ let package = Package(
         // caller carries, SRTP master keys for RTCShareRTP.
         .target(name: "RTCShareDTLS", dependencies: ["CDTLSShims", "RTCShareRTP"]),
 
+        // The transport core, sans-IO, one type for --peer and WebRTC: the RTP send (or receive)
+        // core, and for WebRTC the connection (ICE and DTLS) on one socket.
+        .target(name: "RTCShareTransport", dependencies: ["RTCShareCore", "RTCShareRTP", "RTCShareICE", "RTCShareDTLS"]),
+
         // A share: sources, the pipeline run loop, memory planning, lifecycle events.
         .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "RTCShareICE",
-                                                 "RTCShareDTLS", "RTCShareWHIP", "CCore", "CXCB"]),
+                                                 "RTCShareDTLS", "RTCShareTransport", "RTCShareWHIP", "CCore", "CXCB"]),
 
         // The C ABI: rtcshare.h and its defaults in C, the functions in Swift over ShareAgent.
         .target(name: "CRTCShareABI"),
@@ -144,6 +148,9 @@ let package = Package(
         .testTarget(name: "RTCShareICETests", dependencies: ["RTCShareICE", "TestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "RTCShareWHIPTests", dependencies: ["RTCShareWHIP", "RTCShareRTP", "RTCShareDTLS", "TestSupport"],
                     exclude: ["Vectors"]),
+        .testTarget(name: "RTCShareTransportTests",
+                    dependencies: ["RTCShareTransport", "RTCShareRTP", "RTCShareICE", "RTCShareDTLS", "RTCShareCore",
+                                   "RTCShareImpairment", "TestSupport"]),
         .testTarget(name: "RTCShareDTLSTests", dependencies: ["RTCShareDTLS", "RTCShareRTP", "TestSupport"]),
         .testTarget(name: "RTCShareMediaTests",
                     dependencies: ["RTCShareMedia", "RTCShareCore", "CShims", "CVPX", "COpus", "CSpeexDSP", "TestSupport"]),

@@ -1,5 +1,6 @@
 import RTCShareDTLS
 import RTCShareICE
+import RTCShareTransport
 import RTCShareWHIP
 
 /// Why a WebRTC publication could not be made or ended: typed, so an embedder can act on it
@@ -28,6 +29,17 @@ public enum ConnectionFailure: Error, Equatable, Sendable, CustomStringConvertib
         case .dtls(let error): "DTLS: \(error)"
         case .dtlsClosed: "DTLS: the server closed the association"
         case .srtpKeys(let why): "SRTP keys from DTLS: \(why)"
+        }
+    }
+
+    /// What the transport said, in the same words.
+    public init(_ failure: TransportFailure) {
+        switch failure {
+        case .ice(let f): self = .ice(f)
+        case .consentLost: self = .consentLost
+        case .dtls(let e): self = .dtls(e)
+        case .dtlsClosed: self = .dtlsClosed
+        case .srtpKeys(let why): self = .srtpKeys(why)
         }
     }
 

@@ -2,22 +2,25 @@ import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
 import RTCShareRTP
+import RTCShareTransport
 
 /// `--peer host:port`: the share as RTP over SRTP to one receiver, kept healthy with its RTCP.
 ///
 /// This is the IO edge of the send path: the sockets, the clock, and the routes that map each
-/// datagram of the sans-IO `RTPSender` (packetizing, history, RTX, SRTP, the RTCP schedule and
-/// feedback) to a socket and an address. Video RTP and its RTCP go to the video peer, audio to
+/// datagram of the sans-IO `Transport` — here a plain one: the RTP send core (packetizing,
+/// history, RTX, SRTP, the RTCP schedule and feedback) without ICE or DTLS — to a socket and an
+/// address. Video RTP and its RTCP go to the video peer, audio to
 /// the audio peer; RTCP is muxed on the RTP ports unless `separateRTCPPorts` (then from sockets
 /// of its own to port+1).
 ///
 /// Feedback is read between frames on the pipeline thread (`service`), or when the event loop
 /// says a socket is readable, so nothing here is shared between threads.
-public final class PeerSink: MediaSink {
+public final class PeerSink: MediaSink, TransportOutput {
     public let name: String
     public let configuration: PeerConfiguration
     /// The transport core: everything about RTP but the sockets.
-    public let sender: RTPSender
+    public let transport: Transport<SystemRandomNumberGenerator>
+    public var sender: RTPSender { transport.sender! }
     /// RTCP CNAME of both streams (random, so receivers can pair audio and video).
     public var cname: String { sender.cname }
     public var video: RTPStream { sender.video }
@@ -70,8 +73,8 @@ public final class PeerSink: MediaSink {
         self.configuration = configuration
         name = "peer \(configuration.videoPeer)"
         do {
-            sender = try RTPSender(configuration: Self.senderConfiguration(configuration), budget: budget,
-                                   random: SystemRandomNumberGenerator())
+            transport = Transport(sender: try RTPSender(configuration: Self.senderConfiguration(configuration),
+                                                        budget: budget, random: SystemRandomNumberGenerator()))
         } catch {
             if case .outOfMemory = error { throw .doesNotFit("\(error)") }
             throw .invalidConfiguration("RTP: \(error)")
@@ -90,7 +93,7 @@ public final class PeerSink: MediaSink {
 
     deinit { inbox.deallocate() }
 
-    public var transportStats: TransportStats? { sender.stats }
+    public var transportStats: TransportStats? { transport.stats }
 
     /// The sockets feedback arrives on, for the event loop to watch.
     public var descriptors: [Int32] {
@@ -98,7 +101,8 @@ public final class PeerSink: MediaSink {
     }
 
     /// Sends one datagram of the core on the socket and to the address of its route.
-    private func transmit(_ bytes: UnsafeRawBufferPointer, _ route: RTPRoute) {
+    public func transmit(_ bytes: UnsafeRawBufferPointer, to destination: TransportDestination) {
+        guard case .route(let route) = destination else { return }
         let socket: UDPSocket
         let peer: SocketAddress
         switch route {
@@ -109,7 +113,7 @@ public final class PeerSink: MediaSink {
         }
         if case .sent = socket.send(bytes, to: peer) { return }
         // A full send buffer, or an ICMP error from a receiver not yet listening.
-        sender.transmitFailed()
+        transport.transmitFailed()
     }
 
     private func rtcpPeer(_ peer: SocketAddress) -> SocketAddress {
@@ -120,8 +124,8 @@ public final class PeerSink: MediaSink {
 
     public func send(video frame: OutgoingVideoFrame) throws(ShareError) {
         do {
-            try sender.sendVideo(frame.bytes, mediaTimestamp: frame.mediaTimestamp, orientation: frame.orientation,
-                                 at: MonotonicClock.now(), transmit: transmit)
+            try transport.sendVideo(frame.bytes, mediaTimestamp: frame.mediaTimestamp, orientation: frame.orientation,
+                                    at: MonotonicClock.now(), output: self)
         } catch {
             throw .pipeline("RTP video: \(error)")
         }
@@ -129,8 +133,8 @@ public final class PeerSink: MediaSink {
 
     public func send(audio packet: OutgoingAudioPacket) throws(ShareError) {
         do {
-            try sender.sendAudio(packet.bytes, mediaTimestamp: packet.mediaTimestamp, samples: packet.samples,
-                                 at: MonotonicClock.now(), transmit: transmit)
+            try transport.sendAudio(packet.bytes, mediaTimestamp: packet.mediaTimestamp, samples: packet.samples,
+                                    at: MonotonicClock.now(), output: self)
         } catch {
             throw .pipeline("RTP audio: \(error)")
         }
@@ -142,12 +146,12 @@ public final class PeerSink: MediaSink {
         for socket in [videoSocket, audioSocket, videoRTCPSocket, audioRTCPSocket] {
             if let socket { drain(socket, now: now) }
         }
-        sender.poll(at: now, transmit: transmit)
-        return sender.takeRequests().waking(at: sender.nextDeadline)
+        transport.tick(at: now, output: self)
+        return transport.takeRequests()
     }
 
     public func targetBitrateChanged(kbps: Int, maximumKbps: Int, at now: MediaTime) {
-        sender.setTargetBitrate(kbps: kbps, maximumKbps: maximumKbps, at: now)
+        transport.setTargetBitrate(kbps: kbps, maximumKbps: maximumKbps, at: now)
     }
 
     /// Hands what is waiting on `socket` to the core (a bounded number per call).
@@ -155,11 +159,11 @@ public final class PeerSink: MediaSink {
         for _ in 0..<Self.maxDatagramsPerService {
             guard case .datagram(let count, _) = socket.receive(into: UnsafeMutableRawBufferPointer(rebasing: inbox[0..<2048]))
             else { return }
-            sender.handle(datagram: inbox, count: count, at: now, transmit: transmit)
+            transport.handle(datagram: inbox, count: count, from: nil, at: now, output: self)
         }
     }
 
     public func finish(_ reason: FinishReason) throws(ShareError) {
-        sender.finish(at: MonotonicClock.now(), transmit: transmit)
+        transport.close(at: MonotonicClock.now(), output: self)
     }
 }

@@ -4,6 +4,7 @@ import RTCShareICE
 import RTCShareIO
 import RTCShareMedia
 import RTCShareRTP
+import RTCShareTransport
 import RTCShareWHIP
 
 /// `--whip URL`: the share published into a WebRTC server (RFC 9725). Making the sink does the
@@ -11,10 +12,10 @@ import RTCShareWHIP
 /// server-reflexive candidates asked of the STUN servers from that socket (at most
 /// `gatheringTimeoutMilliseconds`), the offer POSTed with the bearer token, the answer read
 /// strictly. Then the pipeline drives
-/// the sans-IO `WebRTCTransport` (ICE, DTLS-SRTP, the RTP send core) through this edge: the
+/// the sans-IO `Transport` (ICE, DTLS-SRTP, the RTP send core) through this edge: the
 /// socket, the clock, address conversion. At the end: RTCP BYE, DTLS close_notify, and the
 /// WHIP resource DELETEd (within a second).
-public final class WHIPSink: MediaSink {
+public final class WHIPSink: MediaSink, TransportOutput {
     public let name: String
     public let configuration: WHIPConfiguration
     /// What the server accepted and dropped of the offer, one entry each (for the log).
@@ -26,7 +27,7 @@ public final class WHIPSink: MediaSink {
     public let videoCodec: VideoCodec
 
     private let socket: UDPSocket
-    private let transport: WebRTCTransport<SystemRandomNumberGenerator>
+    private let transport: Transport<SystemRandomNumberGenerator>
     private let client: WHIPClient
     private let inbox: UnsafeMutableRawBufferPointer
     private var destination: (ICEAddress, SocketAddress)?
@@ -58,110 +59,154 @@ public final class WHIPSink: MediaSink {
     /// the encoder: 4.46 and 4.36 MiB (without and with audio).
     public static func closingHeapBytes(_ configuration: WHIPConfiguration) -> Int { (44 << 20) / 10 }
 
+    /// Offer → publish → connect: the whole signalling, before the first frame. A failure after
+    /// the server made the session DELETEs it.
     public init(configuration: WHIPConfiguration, budget: MemoryBudget) throws(ShareError) {
         self.configuration = configuration
         createdAt = MonotonicClock.now()
-        var rng = SystemRandomNumberGenerator()
-
-        // One socket for STUN, DTLS and SRTP.
-        do {
-            socket = try UDPSocket(bindingTo: configuration.bindAddress ?? SocketAddress(parsing: "0.0.0.0:1").with(port: 0))
-        } catch {
-            throw .output("WHIP: cannot open a UDP socket: \(error)")
-        }
-        let port = socket.localAddress.port
-        let bound = socket.localAddress
-        let hostAddresses = bound.ipv4 == 0 ? SocketAddress.interfaceAddresses(port: port) : [bound]
-        guard !hostAddresses.isEmpty else { throw .output("WHIP: no IPv4 interface to offer a candidate on") }
-
-        // Identity: DTLS certificate, ICE credentials, SSRCs.
-        let certificate: DTLSCertificate
-        do { certificate = try DTLSCertificate() } catch { throw .output("WHIP: certificate: \(error)") }
-        let fingerprint = certificate.fingerprint(.sha256)
-        var iceConfiguration = ICEConfiguration()
-        iceConfiguration.connectTimeout = .seconds(Int64(configuration.connectTimeoutSeconds))
-        iceConfiguration.consentTimeout = .seconds(Int64(configuration.consentTimeoutSeconds))
-        iceConfiguration.consentInterval = .milliseconds(min(5_000, Int64(configuration.consentTimeoutSeconds) * 250))
-        iceConfiguration.stunServers = configuration.stunServers.compactMap(Self.iceAddress)
-        iceConfiguration.gatheringTimeout = .milliseconds(Int64(configuration.gatheringTimeoutMilliseconds))
-        var ice = ICEAgent(configuration: iceConfiguration, random: SystemRandomNumberGenerator())
-        for (index, address) in hostAddresses.enumerated() {
-            guard let ipv4 = address.ipv4 else { continue }
-            ice.addHostCandidate(ICEAddress(ipv4: ipv4, port: UInt16(port)), localPreference: UInt16(65_535 - index))
-        }
-        // Before the offer: the STUN servers' view of this socket (the offer is written once).
-        if iceConfiguration.stunServers.isEmpty {
-            gatheringNotice = nil
-        } else {
-            gatheringNotice = Self.gather(&ice, on: socket).notice
-        }
-        let offerCandidates = ice.localCandidates.compactMap(WebRTCOfferConfiguration.Candidate.init)
-        let identity = RTPSenderIdentity(using: &rng)
-        var offer = WebRTCOfferConfiguration(
-            sessionID: UInt64.random(in: 1...UInt64(Int64.max), using: &rng),
-            iceUfrag: ice.localCredentials.ufrag, icePwd: ice.localCredentials.password,
-            fingerprint: fingerprint, candidates: offerCandidates, cname: identity.cname,
-            videoSSRC: identity.videoSSRC, rtxSSRC: identity.rtxSSRC)
-        offer.videoCodecs = configuration.videoCodecs.map { codec in
-            guard codec == .h264 else { return .vp8 }
-            var h264 = WebRTCOfferConfiguration.VideoCodec.h264
-            h264.h264LevelIDC = configuration.h264LevelIDC
-            return h264
-        }
-        if configuration.sendsAudio { offer.audio = .init(ssrc: identity.audioSSRC) }
-
-        // The exchange.
-        var http = WHIPClient.Configuration()
-        http.connectTimeout = configuration.httpConnectTimeoutSeconds
-        http.totalTimeout = configuration.httpTotalTimeoutSeconds
-        client = WHIPClient(configuration: http)
+        socket = try Self.openSocket(configuration)
+        var offer = try Offer(configuration, socket: socket)
+        gatheringNotice = offer.gatheringNotice
+        client = WHIPClient(configuration: Self.httpConfiguration(configuration))
         let publication: WHIPPublication
         let answer: WebRTCAnswer
         do {
-            publication = try client.publish(to: configuration.url, offer: WebRTCOffer.text(offer), token: configuration.token)
-            answer = try WebRTCAnswer.parse(publication.answer, offer: offer)
+            publication = try client.publish(to: configuration.url, offer: WebRTCOffer.text(offer.sdp),
+                                             token: configuration.token)
+            answer = try WebRTCAnswer.parse(publication.answer, offer: offer.sdp)
         } catch {
             throw .connection(.whip(url: configuration.url, error))
         }
         resourceURL = publication.resourceURL
         videoCodec = answer.video.codec.name.uppercased() == VideoCodec.h264.encodingName ? .h264 : .vp8
         name = "whip \(configuration.url)"
-        // From here on a failure also ends the session the server made for us.
-        let client = self.client, token = configuration.token, resource = publication.resourceURL
-        func abandon(_ error: ShareError) -> ShareError {
-            try? client.delete(resource: resource, token: token)
-            return error
-        }
         negotiated = Self.describe(answer) + publication.iceServers.filter { !$0.isUsed }.map { "ICE server \($0)" }
-
-        // ICE towards the answer's candidates.
         do {
-            ice.setRemoteCredentials(try ICECredentials(ufrag: answer.iceUfrag, password: answer.icePwd))
+            transport = try Self.connect(&offer, to: answer, codec: videoCodec, configuration, budget: budget)
         } catch {
-            throw abandon(.output("WHIP: the answer's ICE credentials: \(error)"))
+            try? client.delete(resource: publication.resourceURL, token: configuration.token)
+            throw error
         }
-        for value in answer.candidates { _ = try? ice.addRemoteCandidate(sdpAttribute: "candidate:" + value) }
-        guard !ice.remoteCandidates.isEmpty else {
-            throw abandon(.output("WHIP: the answer has no UDP candidate rtcshare can use"))
-        }
+        inbox = .allocate(byteCount: Transport<SystemRandomNumberGenerator>.maximumDatagramBytes
+                          + SRTPProfile.requiredTailroom, alignment: 16)
+    }
 
-        // DTLS in the role the answer leaves us, checked against its fingerprint.
+    /// One socket for STUN, DTLS and SRTP.
+    private static func openSocket(_ configuration: WHIPConfiguration) throws(ShareError) -> UDPSocket {
+        do {
+            return try UDPSocket(bindingTo: configuration.bindAddress ?? SocketAddress(parsing: "0.0.0.0:1").with(port: 0))
+        } catch {
+            throw .output("WHIP: cannot open a UDP socket: \(error)")
+        }
+    }
+
+    private static func httpConfiguration(_ configuration: WHIPConfiguration) -> WHIPClient.Configuration {
+        var http = WHIPClient.Configuration()
+        http.connectTimeout = configuration.httpConnectTimeoutSeconds
+        http.totalTimeout = configuration.httpTotalTimeoutSeconds
+        return http
+    }
+
+    /// What this end offers and keeps for the connection: the certificate, the ICE agent with
+    /// its host (and server-reflexive) candidates, the SSRCs, and the offer written from them.
+    struct Offer: ~Copyable {
+        let certificate: DTLSCertificate
+        var ice: ICEAgent<SystemRandomNumberGenerator>
+        let identity: RTPSenderIdentity
+        let sdp: WebRTCOfferConfiguration
+        let gatheringNotice: String?
+
+        init(_ configuration: WHIPConfiguration, socket: UDPSocket) throws(ShareError) {
+            var rng = SystemRandomNumberGenerator()
+            let port = socket.localAddress.port
+            let bound = socket.localAddress
+            let hostAddresses = bound.ipv4 == 0 ? SocketAddress.interfaceAddresses(port: port) : [bound]
+            guard !hostAddresses.isEmpty else { throw .output("WHIP: no IPv4 interface to offer a candidate on") }
+            let certificate: DTLSCertificate
+            do { certificate = try DTLSCertificate() } catch { throw .output("WHIP: certificate: \(error)") }
+            var ice = ICEAgent(configuration: WHIPSink.iceConfiguration(configuration), random: SystemRandomNumberGenerator())
+            for (index, address) in hostAddresses.enumerated() {
+                guard let ipv4 = address.ipv4 else { continue }
+                ice.addHostCandidate(ICEAddress(ipv4: ipv4, port: UInt16(port)), localPreference: UInt16(65_535 - index))
+            }
+            // Before the offer: the STUN servers' view of this socket (the offer is written once).
+            let notice = ice.configuration.stunServers.isEmpty ? nil : WHIPSink.gather(&ice, on: socket).notice
+            let identity = RTPSenderIdentity(using: &rng)
+            var offer = WebRTCOfferConfiguration(
+                sessionID: UInt64.random(in: 1...UInt64(Int64.max), using: &rng),
+                iceUfrag: ice.localCredentials.ufrag, icePwd: ice.localCredentials.password,
+                fingerprint: certificate.fingerprint(.sha256),
+                candidates: ice.localCandidates.compactMap(WebRTCOfferConfiguration.Candidate.init),
+                cname: identity.cname, videoSSRC: identity.videoSSRC, rtxSSRC: identity.rtxSSRC)
+            offer.videoCodecs = configuration.videoCodecs.map { codec in
+                guard codec == .h264 else { return .vp8 }
+                var h264 = WebRTCOfferConfiguration.VideoCodec.h264
+                h264.h264LevelIDC = configuration.h264LevelIDC
+                return h264
+            }
+            if configuration.sendsAudio { offer.audio = .init(ssrc: identity.audioSSRC) }
+            self.certificate = certificate
+            self.ice = ice
+            self.identity = identity
+            self.gatheringNotice = notice
+            sdp = offer
+        }
+    }
+
+    static func iceConfiguration(_ configuration: WHIPConfiguration) -> ICEConfiguration {
+        var ice = ICEConfiguration()
+        ice.connectTimeout = .seconds(Int64(configuration.connectTimeoutSeconds))
+        ice.consentTimeout = .seconds(Int64(configuration.consentTimeoutSeconds))
+        ice.consentInterval = .milliseconds(min(5_000, Int64(configuration.consentTimeoutSeconds) * 250))
+        ice.stunServers = configuration.stunServers.compactMap(Self.iceAddress)
+        ice.gatheringTimeout = .milliseconds(Int64(configuration.gatheringTimeoutMilliseconds))
+        return ice
+    }
+
+    /// The transport toward what the answer kept: ICE to its candidates, DTLS in the role it
+    /// leaves us checked against its fingerprint, the RTP send core with its payload types and
+    /// extensions.
+    private static func connect(_ offer: inout Offer, to answer: WebRTCAnswer, codec: VideoCodec,
+                                _ configuration: WHIPConfiguration,
+                                budget: MemoryBudget) throws(ShareError) -> Transport<SystemRandomNumberGenerator> {
+        do {
+            offer.ice.setRemoteCredentials(try ICECredentials(ufrag: answer.iceUfrag, password: answer.icePwd))
+        } catch {
+            throw .output("WHIP: the answer's ICE credentials: \(error)")
+        }
+        for value in answer.candidates { _ = try? offer.ice.addRemoteCandidate(sdpAttribute: "candidate:" + value) }
+        guard !offer.ice.remoteCandidates.isEmpty else {
+            throw .output("WHIP: the answer has no UDP candidate rtcshare can use")
+        }
         let dtls: DTLSTransport
         do {
-            let remote = Self.fingerprint(of: answer)
-            dtls = try DTLSTransport(certificate: certificate, configuration: DTLSConfiguration(
-                role: answer.setup == .active ? .server : .client, remoteFingerprint: remote, mtu: configuration.mtu))
+            dtls = try DTLSTransport(certificate: offer.certificate, configuration: DTLSConfiguration(
+                role: answer.setup == .active ? .server : .client, remoteFingerprint: fingerprint(of: answer),
+                mtu: configuration.mtu))
         } catch {
-            throw abandon(.output("WHIP: DTLS: \(error)"))
+            throw .output("WHIP: DTLS: \(error)")
         }
+        let sender: RTPSender
+        do {
+            sender = try RTPSender(configuration: senderConfiguration(answer, codec: codec, identity: offer.identity,
+                                                                      configuration),
+                                   budget: budget, random: SystemRandomNumberGenerator())
+        } catch {
+            if case .outOfMemory = error { throw .doesNotFit("\(error)") }
+            throw .invalidConfiguration("RTP: \(error)")
+        }
+        return Transport(connection: WebRTCConnection(ice: offer.ice, dtls: dtls), sender: sender)
+    }
 
-        // The RTP send core with what the answer kept.
+    /// The RTP send core's wire choices: what the answer kept.
+    private static func senderConfiguration(_ answer: WebRTCAnswer, codec: VideoCodec, identity: RTPSenderIdentity,
+                                            _ configuration: WHIPConfiguration) -> RTPSenderConfiguration {
         var wire = RTPSenderConfiguration()
         wire.mtu = configuration.mtu
         wire.protection = .awaitingKeys
         wire.identity = identity
         wire.videoPayloadType = UInt8(answer.video.codec.payloadType)
-        wire.videoCodec = videoCodec
+        wire.videoCodec = codec
         wire.rtxPayloadType = answer.video.rtxPayloadType.map { UInt8($0) }
         wire.audioPayloadType = answer.audio.map { UInt8($0.codec.payloadType) }
         wire.absSendTimeID = answer.video.extensionID(for: AbsSendTime.uri).map { UInt8($0) }
@@ -177,16 +222,7 @@ public final class WHIPSink: MediaSink {
         }
         wire.historyBytes = configuration.historyBytes
         wire.wallClockOffsetMicroseconds = WallClock.nowMicroseconds() - MonotonicClock.now().microseconds
-        let sender: RTPSender
-        do {
-            sender = try RTPSender(configuration: wire, budget: budget, random: SystemRandomNumberGenerator())
-        } catch {
-            if case .outOfMemory = error { throw abandon(.doesNotFit("\(error)")) }
-            throw abandon(.invalidConfiguration("RTP: \(error)"))
-        }
-        transport = WebRTCTransport(ice: ice, dtls: dtls, sender: sender)
-        inbox = .allocate(byteCount: WebRTCTransport<SystemRandomNumberGenerator>.maximumDatagramBytes
-                          + SRTPProfile.requiredTailroom, alignment: 16)
+        return wire
     }
 
     deinit { inbox.deallocate() }
@@ -209,9 +245,9 @@ public final class WHIPSink: MediaSink {
     }
 
     public var descriptors: [Int32] { [socket.descriptor] }
-    public var transportStats: TransportStats? { transport.sender.stats }
-    public var acceptsVideo: Bool { transport.sender.isConnected }
-    public var state: WebRTCState { transport.state }
+    public var transportStats: TransportStats? { transport.stats }
+    public var acceptsVideo: Bool { transport.sender?.isConnected ?? false }
+    public var state: TransportState { transport.state }
 
     static func iceAddress(_ address: SocketAddress) -> ICEAddress? {
         if let v4 = address.ipv4 { return ICEAddress(ipv4: v4, port: UInt16(truncatingIfNeeded: address.port)) }
@@ -232,15 +268,17 @@ public final class WHIPSink: MediaSink {
         return SocketAddress(ipv6High: v6.high, low: v6.low, port: Int(address.port))
     }
 
-    private func transmit(_ bytes: UnsafeRawBufferPointer, _ to: ICEAddress) {
-        if case .sent = socket.send(bytes, to: socketAddress(to)) { return }
-        transport.sender.transmitFailed()
+    /// Sends one datagram of the transport on the socket (every one goes to an address: WebRTC).
+    public func transmit(_ datagram: UnsafeRawBufferPointer, to destination: TransportDestination) {
+        guard case .address(let to) = destination else { return }
+        if case .sent = socket.send(datagram, to: socketAddress(to)) { return }
+        transport.transmitFailed()
     }
 
     private func startIfNeeded(_ now: MediaTime) {
         guard !started else { return }
         started = true
-        transport.start(at: now, transmit: transmit)
+        transport.start(at: now, output: self)
     }
 
     public func send(video frame: OutgoingVideoFrame) throws(ShareError) {
@@ -248,7 +286,7 @@ public final class WHIPSink: MediaSink {
         startIfNeeded(now)
         do {
             try transport.sendVideo(frame.bytes, mediaTimestamp: frame.mediaTimestamp, orientation: frame.orientation,
-                                    at: now, transmit: transmit)
+                                    at: now, output: self)
         } catch {
             throw .pipeline("RTP video: \(error)")
         }
@@ -259,7 +297,7 @@ public final class WHIPSink: MediaSink {
         startIfNeeded(now)
         do {
             try transport.sendAudio(packet.bytes, mediaTimestamp: packet.mediaTimestamp, samples: packet.samples,
-                                    at: now, transmit: transmit)
+                                    at: now, output: self)
         } catch {
             throw .pipeline("RTP audio: \(error)")
         }
@@ -268,23 +306,23 @@ public final class WHIPSink: MediaSink {
     public func service(at now: MediaTime) throws(ShareError) -> TransportRequests {
         startIfNeeded(now)
         for _ in 0..<64 {
-            let buffer = UnsafeMutableRawBufferPointer(rebasing: inbox[0..<WebRTCTransport<SystemRandomNumberGenerator>.maximumDatagramBytes])
+            let buffer = UnsafeMutableRawBufferPointer(rebasing: inbox[0..<Transport<SystemRandomNumberGenerator>.maximumDatagramBytes])
             guard case .datagram(let count, let from) = socket.receive(into: buffer) else { break }
             guard let source = Self.iceAddress(from) else { continue }
-            transport.handle(datagram: inbox, count: count, from: source, at: now, transmit: transmit)
+            transport.handle(datagram: inbox, count: count, from: source, at: now, output: self)
         }
-        transport.tick(at: now, transmit: transmit)
-        if case .failed(let why) = transport.state { throw .connection(why) }
-        if !reportedConnection, let connected = transport.dtlsConnectedAt {
+        transport.tick(at: now, output: self)
+        if case .failed(let why) = transport.state { throw .connection(ConnectionFailure(why)) }
+        if !reportedConnection, let connection = transport.connection, let connected = connection.dtlsConnectedAt {
             reportedConnection = true
-            let ice = transport.iceConnectedAt.map { "ICE \(($0 - createdAt).microseconds / 1000) ms, " } ?? ""
-            notices.append("WHIP: connected (\(ice)DTLS-SRTP \(transport.srtpProfile?.name ?? "?") at \((connected - createdAt).microseconds / 1000) ms) via \(transport.ice.selectedPair.map { "\($0)" } ?? "?")")
+            let ice = connection.iceConnectedAt.map { "ICE \(($0 - createdAt).microseconds / 1000) ms, " } ?? ""
+            notices.append("WHIP: connected (\(ice)DTLS-SRTP \(connection.srtpProfile?.name ?? "?") at \((connected - createdAt).microseconds / 1000) ms) via \(connection.ice.selectedPair.map { "\($0)" } ?? "?")")
         }
-        return transport.takeRequests().waking(at: transport.nextDeadline)
+        return transport.takeRequests()
     }
 
     public func targetBitrateChanged(kbps: Int, maximumKbps: Int, at now: MediaTime) {
-        transport.sender.setTargetBitrate(kbps: kbps, maximumKbps: maximumKbps, at: now)
+        transport.setTargetBitrate(kbps: kbps, maximumKbps: maximumKbps, at: now)
     }
 
     /// Takes the notices gathered since the last call.
@@ -294,7 +332,7 @@ public final class WHIPSink: MediaSink {
     }
 
     public func finish(_ reason: FinishReason) throws(ShareError) {
-        transport.close(at: MonotonicClock.now(), transmit: transmit)
+        transport.close(at: MonotonicClock.now(), output: self)
         deleteResource()
     }
 

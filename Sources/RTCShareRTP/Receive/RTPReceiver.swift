@@ -44,6 +44,9 @@ public struct RTPReceiverConfiguration: Sendable {
     /// nil: plain RTP and RTCP. Otherwise the key unprotects what arrives and protects the RTCP
     /// sent back.
     public var protection: SRTPMasterKey?
+    /// Keys come later (DTLS-SRTP, `install(local:remote:)`): until then every datagram is
+    /// dropped and counted, never read in the clear. `protection` is then ignored.
+    public var awaitsKeys = false
     public var videoPayloadType: UInt8 = 96
     /// What the video payload type carries (VP8, RFC 7741; H.264 packetization-mode 1, RFC 6184).
     public var videoCodec: VideoCodec = .vp8
@@ -173,6 +176,8 @@ public final class RTPReceiver {
     private var audioJitter: JitterBuffer
     private var unprotector: SRTPContext?
     private var protector: SRTPContext?
+    /// Waiting for `install` (DTLS-SRTP): nothing is read or sent until the keys come.
+    private var keysPending = false
     private var depacketizer: VideoDepacketizer
     private var nack: NackGenerator
     private var transportGaps = TransportGapInference()
@@ -212,10 +217,11 @@ public final class RTPReceiver {
         } catch {
             throw .outOfMemory("receive buffers: \(error)")
         }
-        if let key = c.protection {
+        if let key = c.protection, !c.awaitsKeys {
             unprotector = try SRTPContext(key: key, direction: .receiver)
             protector = try SRTPContext(key: key, direction: .sender)
         }
+        keysPending = c.awaitsKeys
         nack = NackGenerator(configuration: c.nack)
         if let id = c.transportSequenceID {
             transportMap = try RTPExtensionMap(transportSequenceNumber: id)
@@ -281,9 +287,21 @@ public final class RTPReceiver {
 
     /// Takes one datagram of `count` bytes at the start of `buffer` (unprotected in place; the
     /// buffer may be longer). Says what it was.
+    /// The SRTP keys DTLS exported: `local` protects the RTCP this end sends, `remote` unprotects
+    /// what the sender sends. Media is read from here on.
+    public func install(local: SRTPMasterKey, remote: SRTPMasterKey) throws(RTPError) {
+        protector = try SRTPContext(key: local, direction: .sender)
+        unprotector = try SRTPContext(key: remote, direction: .receiver)
+        keysPending = false
+    }
+
     public func receive(datagram buffer: UnsafeMutableRawBufferPointer, count: Int, at now: MediaTime) -> RTPReceiverInput {
         guard count >= 2, count <= buffer.count else {
             stats.malformed += 1
+            return .dropped
+        }
+        guard !keysPending else {
+            stats.srtpFailures += 1
             return .dropped
         }
         if (192...223).contains(buffer[1]) {

@@ -1,0 +1,215 @@
+import RTCShareCore
+import RTCShareDTLS
+import RTCShareICE
+import RTCShareRTP
+
+// The transport core of a session, sans-IO, the same type for a plain `--peer` share and a
+// WebRTC one: time, datagrams, encoded frames and audio go in; datagrams with their
+// destination (through a `TransportOutput`), the pipeline's requests (`takeRequests`), the
+// state and the next deadline come out.
+//
+// It composes the RTP send core (`RTPSender`: packetization, history and RTX, RTCP, SRTP, the
+// delay-based estimate and the pacer), a receive core for an answering end (`RTPReceiver`),
+// and, for WebRTC, the connection (`WebRTCConnection`: ICE and DTLS). One socket carries a
+// WebRTC transport's datagrams; they are told apart by their first byte (RFC 7983): 0...3 STUN,
+// 20...63 DTLS, 128...191 RTP/RTCP.
+//
+// Configurations:
+// - plain (`--peer`): no ICE, no DTLS; keys given at the start (SDES) or none (`--insecure`).
+//   Connected from the start; datagrams go out by route.
+// - WebRTC: connecting (ICE checks, then DTLS) → connected (the keys DTLS exported installed
+//   in the cores: media flows) → failed. Media handed in while connecting is dropped and
+//   counted by the send core.
+//
+// Invariants: no socket, clock or random source here; every incoming datagram is untrusted and
+// goes only to the part its first byte names, anything else is counted and dropped.
+
+/// A session's transport core (see the file's notes).
+public final class Transport<Random: RandomNumberGenerator> {
+    /// The send core (nil on a receiving end).
+    public let sender: RTPSender?
+    /// The receive core (nil on a sending end).
+    public let receiver: RTPReceiver?
+    /// ICE and DTLS (nil for a plain transport).
+    public let connection: WebRTCConnection<Random>?
+    public private(set) var state: TransportState
+    /// Datagrams whose first byte named nothing this transport speaks.
+    public private(set) var unknownDatagrams = 0
+    private var mediaStartedPending = false
+    /// A receiving end heard the sender's BYE.
+    private var peerLeftPending = false
+
+    /// The largest datagram `transmit` is handed.
+    public static var maximumDatagramBytes: Int { WebRTCConnection<Random>.maximumDatagramBytes }
+
+    /// A plain transport (`--peer`): the send core with its keys (or none), connected now.
+    public init(sender: RTPSender) {
+        self.sender = sender
+        receiver = nil
+        connection = nil
+        state = .connected
+    }
+
+    /// A WebRTC transport: a send core made `.awaitingKeys` and/or a receive core made with
+    /// `awaitsKeys`, keyed when DTLS completes.
+    public init(connection: WebRTCConnection<Random>, sender: RTPSender? = nil, receiver: RTPReceiver? = nil) {
+        self.sender = sender
+        self.receiver = receiver
+        self.connection = connection
+        state = .connecting
+    }
+
+    /// Starts the ICE checks (nothing for a plain transport).
+    public func start(at now: MediaTime, output: some TransportOutput) {
+        connection?.start(at: now) { bytes, to in output.transmit(bytes, to: .address(to)) }
+        afterConnection(at: now)
+    }
+
+    /// One datagram from `source` (nil: a plain transport's socket), unprotected in place where
+    /// it is SRTP or SRTCP.
+    public func handle(datagram: UnsafeMutableRawBufferPointer, count: Int, from source: ICEAddress?, at now: MediaTime,
+                       output: some TransportOutput) {
+        guard count > 0, count <= datagram.count else { return }
+        // Without ICE and DTLS everything is for the RTP core, which counts what it cannot read.
+        guard let connection else { return handleRTP(datagram, count: count, at: now, output: output) }
+        let bytes = UnsafeRawBufferPointer(rebasing: datagram[0..<count])
+        switch datagram[0] {
+        case 0...3:
+            guard let source,
+                  connection.handleSTUN(bytes, from: source, at: now, transmit: { b, to in output.transmit(b, to: .address(to)) })
+            else { unknownDatagrams += 1; return }
+        case 20...63:
+            guard let source else { unknownDatagrams += 1; return }
+            connection.handleDTLS(bytes, from: source, at: now) { b, to in output.transmit(b, to: .address(to)) }
+        case 128...191:
+            handleRTP(datagram, count: count, at: now, output: output)
+        default:
+            unknownDatagrams += 1
+        }
+        afterConnection(at: now)
+    }
+
+    /// RTCP feedback to the send core, or media and reports to the receive core.
+    private func handleRTP(_ datagram: UnsafeMutableRawBufferPointer, count: Int, at now: MediaTime,
+                           output: some TransportOutput) {
+        if let sender {
+            sender.handle(datagram: datagram, count: count, at: now) { b, route in send(b, route, output) }
+        } else if let receiver, case .control(goodbye: true) = receiver.receive(datagram: datagram, count: count, at: now) {
+            peerLeftPending = true
+        }
+    }
+
+    /// Runs the timers that are due: ICE checks and consent, DTLS retransmission, RTCP reports
+    /// and feedback, the pacer's next packet, the frames a receiving end has complete.
+    public func tick(at now: MediaTime, output: some TransportOutput) {
+        connection?.tick(at: now) { bytes, to in output.transmit(bytes, to: .address(to)) }
+        afterConnection(at: now)
+        guard state == .connected else { return }
+        sender?.poll(at: now) { bytes, route in send(bytes, route, output) }
+        if let receiver { receiver.poll(at: now, output: ReceiverOutput(transport: self, output: output)) }
+    }
+
+    public func sendVideo(_ frame: UnsafeRawBufferPointer, mediaTimestamp: UInt32, orientation: Orientation,
+                          at now: MediaTime, output: some TransportOutput) throws(RTPError) {
+        try sender?.sendVideo(frame, mediaTimestamp: mediaTimestamp, orientation: orientation, at: now) { b, route in
+            send(b, route, output)
+        }
+    }
+
+    public func sendAudio(_ packet: UnsafeRawBufferPointer, mediaTimestamp: UInt32, samples: Int, at now: MediaTime,
+                          output: some TransportOutput) throws(RTPError) {
+        try sender?.sendAudio(packet, mediaTimestamp: mediaTimestamp, samples: samples, at: now) { b, route in
+            send(b, route, output)
+        }
+    }
+
+    /// The rate to pace at and start the delay-based estimate from.
+    public func setTargetBitrate(kbps: Int, maximumKbps: Int, at now: MediaTime) {
+        sender?.setTargetBitrate(kbps: kbps, maximumKbps: maximumKbps, at: now)
+    }
+
+    /// The socket refused a datagram (a full send buffer, an ICMP error): counted.
+    public func transmitFailed() { sender?.transmitFailed() }
+
+    /// The end: RTCP BYE (after the video still paced), then DTLS close_notify.
+    public func close(at now: MediaTime, output: some TransportOutput) {
+        if state == .connected {
+            sender?.finish(at: now) { b, route in send(b, route, output) }
+            if let receiver { receiver.finish(at: now, output: ReceiverOutput(transport: self, output: output)) }
+        }
+        connection?.close(at: now) { bytes, to in output.transmit(bytes, to: .address(to)) }
+    }
+
+    /// What feedback and the connection ask of the pipeline since the last call: a keyframe
+    /// once media starts flowing, and what RTCP asked for; `nextWakeup` is the next deadline.
+    public func takeRequests() -> TransportRequests {
+        var requests = sender?.takeRequests() ?? TransportRequests()
+        if peerLeftPending {
+            peerLeftPending = false
+            requests.peerLeft = true
+        }
+        if mediaStartedPending {
+            mediaStartedPending = false
+            requests.keyframe = true
+            requests.mediaStarted = true
+            requests.withoutTransportFeedback = sender?.configuration.transportSequenceID == nil
+            requests.pathRoundTripMicroseconds = connection?.ice.leastRoundTrip?.microseconds
+        }
+        requests.nextWakeup = nextDeadline
+        return requests
+    }
+
+    /// When `tick` has something to do next.
+    public var nextDeadline: MediaTime? {
+        var earliest = connection?.nextDeadline
+        if state == .connected {
+            for candidate in [sender?.nextDeadline, receiver?.nextDeadline] {
+                if let c = candidate, earliest == nil || c < earliest! { earliest = c }
+            }
+        }
+        return earliest
+    }
+
+    /// Figures of the send core, for progress lines.
+    public var stats: TransportStats? { sender?.stats }
+
+    private func send(_ bytes: UnsafeRawBufferPointer, _ route: RTPRoute, _ output: some TransportOutput) {
+        guard let connection else { return output.transmit(bytes, to: .route(route)) }
+        guard let peer = connection.peer else { return }
+        output.transmit(bytes, to: .address(peer))
+    }
+
+    /// Acts on what the connection said: keys installed (connected), or a failure.
+    private func afterConnection(at now: MediaTime) {
+        guard let connection else { return }
+        while let event = connection.pollEvent() {
+            switch event {
+            case .keys(let keys):
+                do {
+                    try sender?.install(local: keys.local, remote: keys.remote)
+                    try receiver?.install(local: keys.local, remote: keys.remote)
+                    if case .connecting = state { state = .connected }
+                    mediaStartedPending = true
+                } catch {
+                    fail(.srtpKeys("\(error)"))
+                }
+            case .failed(let why):
+                fail(why)
+            }
+        }
+    }
+
+    private func fail(_ why: TransportFailure) {
+        if case .failed = state { return }
+        state = .failed(why)
+    }
+
+    /// The receive core's output, routed as the send core's is.
+    private struct ReceiverOutput<Output: TransportOutput>: RTPReceiverOutput {
+        let transport: Transport
+        let output: Output
+        func transmit(_ datagram: UnsafeRawBufferPointer, route: RTPRoute) { transport.send(datagram, route, output) }
+        func videoFrame(_ frame: ReceivedVideoFrame, bytes: UnsafeRawBufferPointer) { output.videoFrame(frame, bytes: bytes) }
+        func audioPacket(_ payload: UnsafeRawBufferPointer?) { output.audioPacket(payload) }
+    }
+}

@@ -1,0 +1,36 @@
+import RTCShareDTLS
+import RTCShareICE
+
+/// Why a transport's connection ended or could not be made: ICE, consent, DTLS, or the keys.
+public enum TransportFailure: Error, Equatable, Sendable, CustomStringConvertible {
+    /// No candidate pair worked (or none was nominated in time).
+    case ice(ICEFailure)
+    /// The peer stopped answering consent checks (RFC 7675).
+    case consentLost
+    /// The DTLS handshake failed (a certificate not the one the fingerprint names, a timeout,
+    /// an alert).
+    case dtls(DTLSError)
+    /// The peer closed the DTLS association.
+    case dtlsClosed
+    /// The keys DTLS exported could not key SRTP.
+    case srtpKeys(String)
+
+    public var description: String {
+        switch self {
+        case .ice(let failure): "ICE: \(failure)"
+        case .consentLost: "ICE consent lost: the server stopped answering (RFC 7675)"
+        case .dtls(let error): "DTLS: \(error)"
+        case .dtlsClosed: "DTLS: the server closed the association"
+        case .srtpKeys(let why): "SRTP keys from DTLS: \(why)"
+        }
+    }
+}
+
+/// Where a transport stands.
+public enum TransportState: Sendable, Equatable {
+    /// ICE checks, then the DTLS handshake (a plain `--peer` transport never is).
+    case connecting
+    /// Keys installed: media flows.
+    case connected
+    case failed(TransportFailure)
+}

@@ -1,0 +1,103 @@
+import RTCShareCore
+import RTCShareImpairment
+import RTCShareRTP
+import RTCShareTransport
+import Testing
+
+/// The whole WebRTC transport between two ends in one process and fake time: ICE, DTLS, SRTP,
+/// RTCP feedback and congestion control, over a seeded impaired link (`TwoPeerSimulation`).
+/// Beside, not instead of, the interop tests against aiortc and Janus.
+@Suite struct TwoPeerTransportTests {
+    static func seconds(_ s: Int64) -> MediaDuration { .seconds(s) }
+
+    @Test func bothEndsConnectAndTheSenderIsToldToStartWithAKeyframe() throws {
+        let sim = try TwoPeerSimulation(seed: 1)
+        #expect(sim.sender.state == .connecting)
+        sim.run(until: sim.now + Self.seconds(2))
+        #expect(sim.sender.state == .connected)
+        #expect(sim.answerer.state == .connected)
+        let started = try #require(sim.senderRequests.first { $0.1.mediaStarted })
+        #expect(started.1.keyframe)
+        #expect(started.1.withoutTransportFeedback == false)
+        // ICE's round trip before media: 20 ms each way.
+        let rtt = try #require(started.1.pathRoundTripMicroseconds)
+        #expect(rtt >= 40_000 && rtt < 45_000, "\(rtt) µs")
+        // Media flowed: SRTP both ways (frames in, RTCP reports back).
+        #expect(sim.framesReceived.count >= 20)
+        #expect(sim.framesReceived.first?.isKeyframe == true)
+        #expect((sim.sender.stats?.receiverReports ?? 0) >= 1)
+        let measured = try #require(sim.sender.stats?.roundTripMicroseconds)
+        // From the receiver reports (NTP short format: 1/65536 s steps).
+        #expect(measured >= 39_000 && measured < 60_000, "\(measured) µs")
+    }
+
+    @Test func fivePercentLossIsRepairedByNACKAndRTX() throws {
+        var lossy = ImpairmentProfile()
+        lossy.lossPercent = 5
+        let sim = try TwoPeerSimulation(seed: 7, mediaProfile: lossy)
+        sim.run(until: sim.now + Self.seconds(12))
+        let stats = try #require(sim.sender.stats)
+        #expect(sim.lostToAnswerer > 20, "the link lost \(sim.lostToAnswerer)")
+        #expect(stats.nacksReceived > 0)
+        #expect(stats.packetsRetransmitted > 0)
+        // 20 fps for ~12 s: every frame but those whose resends were lost too comes through, in
+        // order (5 % loss squared, over a few packets a frame: a handful at most).
+        let frames = sim.framesReceived
+        #expect(frames.count >= 225, "\(frames.count) frames")
+        let timestamps = frames.map(\.timestamp)
+        #expect(timestamps == timestamps.sorted())
+    }
+
+    @Test func theDelayBasedEstimateComesUnderACappedPathAndHoldsThere() throws {
+        var capped = ImpairmentProfile()
+        capped.rateBitsPerSecond = 600_000
+        capped.queueBytes = 40_000
+        let sim = try TwoPeerSimulation(seed: 3, mediaProfile: capped)
+        // The share's part, played simply: the estimate becomes the target the transport paces
+        // at, and an encoder that makes what it is asked for sizes each frame for it (20 fps).
+        var target = 1500
+        var estimates: [Int] = []
+        sim.sender.setTargetBitrate(kbps: target, maximumKbps: 1500, at: sim.now)
+        sim.run(until: sim.now + Self.seconds(10), frameBytes: { n in n == 0 ? 15_000 : target * 1000 / 8 / 20 }) {
+            requests, sender in
+            guard let kbps = requests.delayBasedKbps else { return }
+            estimates.append(kbps)
+            target = min(kbps, 1500)
+            sender.setTargetBitrate(kbps: target, maximumKbps: 1500, at: sim.now)
+        }
+        #expect((sim.sender.stats?.transportFeedbackReceived ?? 0) > 50)
+        // Under the cap, and not collapsed to the floor: the path's rate is found, not guessed.
+        let settled = estimates.suffix(20)
+        #expect(!settled.isEmpty)
+        #expect(settled.allSatisfy { $0 < 600 && $0 >= 250 }, "last estimates: \(Array(settled))")
+        // And the picture keeps coming: most of 10 s at 20 fps is decoded.
+        #expect(sim.framesReceived.count >= 150, "\(sim.framesReceived.count) frames")
+    }
+
+    @Test func theSendersGoodbyeAndCloseReachTheAnsweringEnd() throws {
+        let sim = try TwoPeerSimulation(seed: 5)
+        sim.run(until: sim.now + Self.seconds(2))
+        #expect(sim.bothConnected)
+        sim.closeSender(thenRunFor: .milliseconds(200))
+        #expect(sim.answererRequests.contains { $0.1.peerLeft })
+        #expect(sim.answerer.state == .failed(.dtlsClosed))
+    }
+
+    @Test func nothingIsSentInTheClearBeforeTheKeys() throws {
+        let sim = try TwoPeerSimulation(seed: 9)
+        // Before ICE and DTLS complete the send core drops media and counts it.
+        let bytes = [UInt8](repeating: 0x10, count: 1000)
+        bytes.withUnsafeBytes { raw in
+            try? sim.sender.sendVideo(raw, mediaTimestamp: 0, orientation: .up, at: sim.now,
+                                      output: NoOutput())
+        }
+        #expect(sim.sender.stats?.framesDroppedConnecting == 1)
+        #expect(sim.sender.stats?.packetsSent == 0)
+    }
+
+    struct NoOutput: TransportOutput {
+        func transmit(_ datagram: UnsafeRawBufferPointer, to destination: TransportDestination) {
+            Issue.record("sent \(datagram.count) bytes to \(destination) before the keys")
+        }
+    }
+}
