@@ -52,9 +52,54 @@ public final class ShareAgent: @unchecked Sendable {
     /// Prepares a share. `processBudget`: the process-wide cap shared with other sessions (nil:
     /// this share alone under `configuration.share.memoryCapBytes`). Throws one `ShareError`
     /// (no fit, bad source, output that cannot be opened); nothing is left open on failure.
+    ///
+    /// The steps: the share's settings for its outputs, the source opened, then (`assemble`)
+    /// the memory planned and reserved, the encoder made, the budget mapped, the audio path and
+    /// the outputs opened.
     public init(configuration: Configuration, processBudget: ProcessBudget? = nil,
                 onEvent: @escaping @Sendable (ShareEvent) -> Void = { _ in }) throws(ShareError) {
         self.configuration = configuration
+        let share = Self.settings(configuration, processBudget: processBudget)
+        let session = ShareSession(configuration: share, onEvent: onEvent)
+        self.session = session
+        let context = Context(transport: configuration.transport, session: session, processBudget: processBudget,
+                              notice: { onEvent(.notice($0)) })
+        func open<T>(_ make: () throws(SourceError) -> T) throws(ShareError) -> T {
+            do { return try make() } catch { throw .source(error.description) }
+        }
+        let parts: Assembly
+        var push: PushSource?
+        switch configuration.source {
+        case .testPattern(let fps, let orientation, let stallAfter, let stallFor):
+            let size = share.outputSize ?? ShareSourceChoice.defaultTestPatternSize
+            let source = TestSource(width: size.width, height: size.height, framesPerSecond: fps,
+                                    orientation: orientation, stallAfter: stallAfter, stallFor: stallFor)
+            parts = try Self.assemble(source, share, context)
+        case .y4m(let path):
+            let source = try open { () throws(SourceError) in
+                try Y4MSource(path: path, fallbackFramesPerSecond: share.framesPerSecond)
+            }
+            parts = try Self.assemble(source, share, context)
+        case .x11(let display):
+            let source = try open { () throws(SourceError) in
+                try X11Source(display: display, framesPerSecond: share.framesPerSecond)
+            }
+            parts = try Self.assemble(source, source.fit(share), context)
+        case .ipc(let path, let maxSize):
+            parts = try Self.assemble(IPCSource(path: path, maxSize: maxSize, log: context.notice), share, context)
+        case .pushed(let maxSize):
+            let source = try open { () throws(SourceError) in try PushSource(maxSize: maxSize) }
+            push = source
+            parts = try Self.assemble(source, share, context)
+        }
+        (plan, sourceName, audioName, peer, whip, reservation, body) =
+            (parts.plan, parts.sourceName, parts.audioName, parts.peer, parts.whip, parts.reservation, parts.body)
+        pushSource = push
+    }
+
+    /// The share's settings as its outputs need them: the process's budget, the codec (decided
+    /// alone, or offered to a WHIP server), what the output takes of memory.
+    private static func settings(_ configuration: Configuration, processBudget: ProcessBudget?) -> ShareConfiguration {
         var share = configuration.share
         if let processBudget { share.memoryCapBytes = processBudget.availableBytes + MemoryPlanner.runtimeBytes }
         switch configuration.transport {
@@ -70,104 +115,92 @@ public final class ShareAgent: @unchecked Sendable {
             // Pixels are turned at the source: not every server keeps CVO.
             share.signalsOrientation = false
         }
-        let session = ShareSession(configuration: share, onEvent: onEvent)
-        self.session = session
-        let notice: @Sendable (String) -> Void = { onEvent(.notice($0)) }
+        return share
+    }
 
-        var whipSink: WHIPSink?
-        func assemble<S: VideoSource>(_ source: S, _ share: ShareConfiguration) throws(ShareError)
-            -> (MemoryPlan, String?, PeerSink?, ProcessBudget.Reservation?, () throws(ShareError) -> ShareStats)
-        {
-            let plan = try MemoryPlanner.resolve(share, for: source)
-            let reservation = try processBudget?.reserve(plan.peakBytes - MemoryPlanner.runtimeBytes,
-                                                         for: source.name)
-            // The encoder first: its start-up peak then meets little else resident.
-            try session.prepareEncoder(share.videoCodec.resolvedAlone, for: plan.outputSize)
-            let budget: MemoryBudget
-            do {
-                budget = try MemoryBudget(capBytes: plan.budgetBytes)
-            } catch {
-                throw .doesNotFit("cannot map the \(plan.budgetBytes >> 10) KiB frame budget: \(error)")
-            }
-            var sinks: [any MediaSink] = []
-            var audio: (any AudioPath)?
-            var audioName: String?
-            if let settings = share.audio {
-                let path = try settings.makePath(for: source, budget: budget, log: notice)
-                audio = path
-                audioName = path.name
-                if let ogg = settings.oggPath {
-                    sinks.append(try OggOpusSink(path: ogg, channels: path.channels, preSkip: path.preSkip,
-                                                 inputSampleRate: path.inputSampleRate,
-                                                 serial: Int32(truncatingIfNeeded: MonotonicClock.now().microseconds)))
-                }
-            }
-            var peerSink: PeerSink?
-            let h264Level = H264Level.idc(width: plan.outputSize.width, height: plan.outputSize.height,
-                                          framesPerSecond: share.framesPerSecond)
-            switch configuration.transport {
-            case .none:
-                break
-            case .peer(var peer):
-                peer.videoCodec = share.videoCodec.resolvedAlone
-                peer.h264LevelIDC = h264Level
-                let sink = try PeerSink(configuration: peer, budget: budget)
-                sinks.append(sink)
-                peerSink = sink
-            case .whip(var whip):
-                // The server's answer picks among the codecs the choice offers.
-                whip.videoCodecs = share.videoCodec.offered
-                whip.h264LevelIDC = h264Level
-                let sink = try WHIPSink(configuration: whip, budget: budget)
-                if let line = sink.gatheringNotice { notice("WHIP: \(line)") }
-                for line in sink.negotiated { notice("WHIP: \(line)") }
-                sinks.append(sink)
-                whipSink = sink
-            }
-            let codec = whipSink?.videoCodec ?? share.videoCodec.resolvedAlone
-            let run: () throws(ShareError) -> ShareStats = { [sinks, audio] () throws(ShareError) in
-                try session.run(source: source, budget: budget, plan: plan, sinks: sinks, audio: audio, codec: codec)
-            }
-            return (plan, audioName, peerSink, reservation, run)
-        }
+    /// What every step of the assembly needs besides the source.
+    private struct Context {
+        let transport: ShareTransport
+        let session: ShareSession
+        let processBudget: ProcessBudget?
+        let notice: @Sendable (String) -> Void
+    }
 
-        func open<T>(_ make: () throws(SourceError) -> T) throws(ShareError) -> T {
-            do { return try make() } catch { throw .source(error.description) }
+    /// A share ready to run.
+    private struct Assembly {
+        var plan: MemoryPlan
+        var sourceName: String
+        var audioName: String?
+        var peer: PeerSink?
+        var whip: WHIPSink?
+        var reservation: ProcessBudget.Reservation?
+        var body: () throws(ShareError) -> ShareStats
+    }
+
+    /// Plans and reserves the memory, makes the encoder first (its start-up peak then meets
+    /// little else resident), maps the budget, opens the audio path and the outputs.
+    private static func assemble<S: VideoSource>(_ source: S, _ share: ShareConfiguration,
+                                                 _ context: Context) throws(ShareError) -> Assembly {
+        let plan = try MemoryPlanner.resolve(share, for: source)
+        let reservation = try context.processBudget?.reserve(plan.peakBytes - MemoryPlanner.runtimeBytes,
+                                                             for: source.name)
+        try context.session.prepareEncoder(share.videoCodec.resolvedAlone, for: plan.outputSize)
+        let budget: MemoryBudget
+        do {
+            budget = try MemoryBudget(capBytes: plan.budgetBytes)
+        } catch {
+            throw .doesNotFit("cannot map the \(plan.budgetBytes >> 10) KiB frame budget: \(error)")
         }
-        let parts: (MemoryPlan, String?, PeerSink?, ProcessBudget.Reservation?, () throws(ShareError) -> ShareStats)
-        var push: PushSource?
-        switch configuration.source {
-        case .testPattern(let fps, let orientation, let stallAfter, let stallFor):
-            let size = share.outputSize ?? ShareSourceChoice.defaultTestPatternSize
-            let source = TestSource(width: size.width, height: size.height, framesPerSecond: fps,
-                                    orientation: orientation, stallAfter: stallAfter, stallFor: stallFor)
-            sourceName = source.name
-            parts = try assemble(source, share)
-        case .y4m(let path):
-            let source = try open { () throws(SourceError) in
-                try Y4MSource(path: path, fallbackFramesPerSecond: share.framesPerSecond)
-            }
-            sourceName = source.name
-            parts = try assemble(source, share)
-        case .x11(let display):
-            let source = try open { () throws(SourceError) in
-                try X11Source(display: display, framesPerSecond: share.framesPerSecond)
-            }
-            sourceName = source.name
-            parts = try assemble(source, source.fit(share))
-        case .ipc(let path, let maxSize):
-            let source = IPCSource(path: path, maxSize: maxSize, log: notice)
-            sourceName = source.name
-            parts = try assemble(source, share)
-        case .pushed(let maxSize):
-            let source = try open { () throws(SourceError) in try PushSource(maxSize: maxSize) }
-            push = source
-            sourceName = source.name
-            parts = try assemble(source, share)
+        let (audio, audioSinks) = try openAudio(share, for: source, budget: budget, notice: context.notice)
+        let (peer, whip) = try openOutputs(context.transport, share, plan: plan, budget: budget, notice: context.notice)
+        let sinks: [any MediaSink] = audioSinks + [peer as (any MediaSink)?, whip].compactMap { $0 }
+        let codec = whip?.videoCodec ?? share.videoCodec.resolvedAlone
+        let session = context.session
+        let body: () throws(ShareError) -> ShareStats = { () throws(ShareError) in
+            try session.run(source: source, budget: budget, plan: plan, sinks: sinks, audio: audio, codec: codec)
         }
-        (plan, audioName, peer, reservation, body) = parts
-        pushSource = push
-        whip = whipSink
+        return Assembly(plan: plan, sourceName: source.name, audioName: audio?.name, peer: peer, whip: whip,
+                        reservation: reservation, body: body)
+    }
+
+    /// The audio path, and its Ogg Opus file when asked for.
+    private static func openAudio<S: VideoSource>(_ share: ShareConfiguration, for source: S, budget: MemoryBudget,
+                                                  notice: @escaping @Sendable (String) -> Void)
+        throws(ShareError) -> ((any AudioPath)?, [any MediaSink])
+    {
+        guard let settings = share.audio else { return (nil, []) }
+        let path = try settings.makePath(for: source, budget: budget, log: notice)
+        guard let ogg = settings.oggPath else { return (path, []) }
+        let sink = try OggOpusSink(path: ogg, channels: path.channels, preSkip: path.preSkip,
+                                   inputSampleRate: path.inputSampleRate,
+                                   serial: Int32(truncatingIfNeeded: MonotonicClock.now().microseconds))
+        return (path, [sink])
+    }
+
+    /// The network output: a peer (`--peer`), a WHIP publication (`--whip`, whose whole
+    /// signalling happens here), or none.
+    private static func openOutputs(_ transport: ShareTransport, _ share: ShareConfiguration, plan: MemoryPlan,
+                                    budget: MemoryBudget, notice: @Sendable (String) -> Void)
+        throws(ShareError) -> (PeerSink?, WHIPSink?)
+    {
+        let h264Level = H264Level.idc(width: plan.outputSize.width, height: plan.outputSize.height,
+                                      framesPerSecond: share.framesPerSecond)
+        switch transport {
+        case .none:
+            return (nil, nil)
+        case .peer(var peer):
+            peer.videoCodec = share.videoCodec.resolvedAlone
+            peer.h264LevelIDC = h264Level
+            return (try PeerSink(configuration: peer, budget: budget), nil)
+        case .whip(var whip):
+            // The server's answer picks among the codecs the choice offers.
+            whip.videoCodecs = share.videoCodec.offered
+            whip.h264LevelIDC = h264Level
+            let sink = try WHIPSink(configuration: whip, budget: budget)
+            if let line = sink.gatheringNotice { notice("WHIP: \(line)") }
+            for line in sink.negotiated { notice("WHIP: \(line)") }
+            return (nil, sink)
+        }
     }
 
     deinit {
