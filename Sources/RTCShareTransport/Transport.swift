@@ -9,7 +9,9 @@ import RTCShareRTP
 // state and the next deadline come out.
 //
 // It composes the RTP send core (`RTPSender`: packetization, history and RTX, RTCP, SRTP, the
-// delay-based estimate and the pacer), a receive core for an answering end (`RTPReceiver`),
+// delay-based estimate and the pacer), the rate control that makes one target of every
+// estimate (`SendBitrateController`: delay-based, REMB, loss, under the maximum the share sets)
+// and paces by it, a receive core for an answering end (`RTPReceiver`),
 // and, for WebRTC, the connection (`WebRTCConnection`: ICE and DTLS). One socket carries a
 // WebRTC transport's datagrams; they are told apart by their first byte (RFC 7983): 0...3 STUN,
 // 20...63 DTLS, 128...191 RTP/RTCP.
@@ -36,6 +38,10 @@ public final class Transport<Random: RandomNumberGenerator> {
     /// Datagrams whose first byte named nothing this transport speaks.
     public private(set) var unknownDatagrams = 0
     private var mediaStartedPending = false
+    /// The send side's rate control, from the first maximum the share sets.
+    private var rate: SendBitrateController?
+    /// The target the send core paces at (set when it changes).
+    private var pacedKbps: Int?
     /// A receiving end heard the sender's BYE.
     private var peerLeftPending = false
 
@@ -123,9 +129,21 @@ public final class Transport<Random: RandomNumberGenerator> {
         }
     }
 
-    /// The rate to pace at and start the delay-based estimate from.
-    public func setTargetBitrate(kbps: Int, maximumKbps: Int, at now: MediaTime) {
-        sender?.setTargetBitrate(kbps: kbps, maximumKbps: maximumKbps, at: now)
+    /// The share's bitrate (configured, or the host's): the ceiling every estimate lowers the
+    /// target from. The first call starts the rate control at it; a later one starts the
+    /// estimate again from the new maximum.
+    public func setMaximumBitrate(kbps: Int, at now: MediaTime) {
+        guard sender != nil else { return }
+        if rate == nil { rate = SendBitrateController(maximumKbps: kbps) } else { rate!.setMaximum(kbps: kbps) }
+        paceAtTarget(at: now)
+    }
+
+    /// The send core paces at the target (and runs its delay-based estimate under the maximum),
+    /// told when the target moves.
+    private func paceAtTarget(at now: MediaTime) {
+        guard let rate, rate.targetKbps != pacedKbps else { return }
+        pacedKbps = rate.targetKbps
+        sender?.setTargetBitrate(kbps: rate.targetKbps, maximumKbps: rate.maximumKbps, at: now)
     }
 
     /// The socket refused a datagram (a full send buffer, an ICMP error): counted.
@@ -141,8 +159,9 @@ public final class Transport<Random: RandomNumberGenerator> {
     }
 
     /// What feedback and the connection ask of the pipeline since the last call: a keyframe
-    /// once media starts flowing, and what RTCP asked for; `nextWakeup` is the next deadline.
-    public func takeRequests() -> TransportRequests {
+    /// once media starts flowing, what RTCP asked for, and the target the estimates in it make
+    /// (paced at from now on); `nextWakeup` is the next deadline.
+    public func takeRequests(at now: MediaTime) -> TransportRequests {
         var requests = sender?.takeRequests() ?? TransportRequests()
         if peerLeftPending {
             peerLeftPending = false
@@ -155,8 +174,33 @@ public final class Transport<Random: RandomNumberGenerator> {
             requests.withoutTransportFeedback = sender?.configuration.transportSequenceID == nil
             requests.pathRoundTripMicroseconds = connection?.ice.leastRoundTrip?.microseconds
         }
+        rateControl(&requests, at: now)
         requests.nextWakeup = nextDeadline
         return requests
+    }
+
+    /// One target from every estimate the feedback brought, paced at; the figures in `requests`.
+    private func rateControl(_ requests: inout TransportRequests, at now: MediaTime) {
+        guard var rate else { return }
+        if requests.mediaStarted {
+            // The round trip with no media queued: what a queue is measured against.
+            if let rtt = requests.pathRoundTripMicroseconds { rate.roundTrip(microseconds: rtt) }
+            // No delay signal of our own: not the maximum into a path nobody tried.
+            if requests.withoutTransportFeedback {
+                requests.startedBelowMaximum = rate.startBelowMaximum(kbps: SendBitrateController.untriedStartKbps)
+            }
+        }
+        if let ceiling = requests.bitrateCeilingKbps { rate.remb(kbps: ceiling) }
+        if let estimate = requests.delayBasedKbps { rate.delayBased(kbps: estimate) }
+        if let lost = requests.videoFractionLost {
+            if let rtt = sender?.stats.roundTripMicroseconds { rate.roundTrip(microseconds: rtt) }
+            rate.receiverReport(fractionLost: lost, now: now.microseconds)
+        }
+        self.rate = rate
+        paceAtTarget(at: now)
+        requests.targetKbps = rate.targetKbps
+        requests.maximumKbps = rate.maximumKbps
+        requests.pathHoldsTarget = rate.pathHoldsTarget
     }
 
     /// When `tick` has something to do next.

@@ -38,7 +38,7 @@ import Testing
 
     @Test func itStartsWithTheTargetAndACappedKeyframeThenSaysStarted() {
         var m = Self.machine()
-        #expect(Self.actions(&m) == [.setOutputBitrate(kbps: 2500, maximumKbps: 2500),
+        #expect(Self.actions(&m) == [.setOutputMaximum(kbps: 2500),
                                      .setKeyframeCap(constrained: true), .event(.started)])
     }
 
@@ -126,18 +126,49 @@ import Testing
         #expect(Self.actions(&m) == [.finish(.stoppedByHost("the host app closed"))])
     }
 
-    @Test func aREMBLowersTheOutputsTargetAndTheEncodersAsk() {
+    /// What a transport reports once its rate control made a target of the estimates.
+    static func target(_ kbps: Int, maximum: Int = 2500, pathHolds: Bool = false) -> TransportRequests {
+        var requests = TransportRequests()
+        requests.targetKbps = kbps
+        requests.maximumKbps = maximum
+        requests.pathHoldsTarget = pathHolds
+        return requests
+    }
+
+    @Test func theTransportsTargetBecomesTheEncodersAsk() {
         var m = Self.machine()
         _ = Self.actions(&m)
-        m.transport(TransportRequests(bitrateCeilingKbps: 800), output: "peer", roundTripMicroseconds: nil,
-                    at: Self.at(500))
-        let actions = Self.actions(&m)
-        #expect(actions.contains(.setOutputBitrate(kbps: 800, maximumKbps: 2500)))
-        #expect(actions.contains(.setEncoderBitrate(kbps: 800)))
+        m.transport(Self.target(800), output: "peer", roundTripMicroseconds: nil, at: Self.at(500))
+        #expect(Self.actions(&m).contains(.setEncoderBitrate(kbps: 800)))
         #expect(m.stats.targetBitrateKbps == 800)
-        // The host raises nothing above the ceiling; a lower maximum binds at once.
-        m.setMaximumBitrate(kbps: 600, at: Self.at(600))
-        #expect(Self.actions(&m).contains(.setEncoderBitrate(kbps: 600)))
+        // A move under 2 % of the ask is not worth reconfiguring the encoder for.
+        m.transport(Self.target(790), output: "peer", roundTripMicroseconds: nil, at: Self.at(600))
+        #expect(!Self.actions(&m).contains { if case .setEncoderBitrate = $0 { true } else { false } })
+        // The host's new maximum goes down to the outputs; the transport's next target follows.
+        m.setMaximumBitrate(kbps: 600, at: Self.at(700))
+        let actions = Self.actions(&m)
+        #expect(actions.contains(.setOutputMaximum(kbps: 600)))
+        #expect(actions.contains(.setEncoderBitrate(kbps: 600)))
+    }
+
+    @Test func withoutANetworkOutputTheHostsMaximumIsTheTarget() {
+        var m = Self.machine()
+        _ = Self.actions(&m)
+        m.setMaximumBitrate(kbps: 1200, at: Self.at(100))
+        #expect(Self.actions(&m) == [.setOutputMaximum(kbps: 1200), .setEncoderBitrate(kbps: 1200)])
+        #expect(m.stats.targetBitrateKbps == 1200)
+    }
+
+    @Test func anUntriedPathsLowStartIsSaid() {
+        var m = Self.machine()
+        _ = Self.actions(&m)
+        var started = Self.target(1000)
+        started.mediaStarted = true
+        started.keyframe = true
+        started.startedBelowMaximum = true
+        m.transport(started, output: "whip", roundTripMicroseconds: nil, at: Self.at(100))
+        #expect(Self.actions(&m).contains(.event(.notice(
+            "rate: no transport-wide feedback on this path: starting at 1000 kbit/s, × 1.5 a clean receiver report"))))
     }
 
     @Test func aReceiversGoodbyeIsAnEventAndTheShareGoesOn() {
@@ -194,16 +225,14 @@ import Testing
         _ = Self.actions(&m)
         m.frameArrived(at: Self.t0, captureTime: Self.t0, orientation: .up)
         Self.orders(Self.actions(&m)).forEach { Self.code(&m, $0, bytes: 100_000) }
-        // A clean path at the maximum: the big frame does not hold the next one back.
+        // A clean path: the big frame does not hold the next one back.
         m.frameArrived(at: Self.at(50), captureTime: Self.at(50), orientation: .up)
         let clean = Self.actions(&m)
         #expect(Self.orders(clean).count == 1)
         Self.orders(clean).forEach { Self.code(&m, $0, bytes: 100_000) }
-        // The delay-based estimate holds the rate down: the next frame is skipped before the
-        // encoder, and the encoder is told (it sizes the next for one frame interval).
-        var congested = TransportRequests()
-        congested.delayBasedKbps = 300
-        m.transport(congested, output: "peer", roundTripMicroseconds: 40_000, at: Self.at(60))
+        // The path holds the rate down (the transport says so): the next frame is skipped
+        // before the encoder, and the encoder is told (it sizes the next for one frame interval).
+        m.transport(Self.target(300, pathHolds: true), output: "peer", roundTripMicroseconds: 40_000, at: Self.at(60))
         _ = Self.actions(&m)
         m.frameArrived(at: Self.at(100), captureTime: Self.at(100), orientation: .up)
         #expect(Self.actions(&m) == [.skipped(frameIntervalMicroseconds: 50_000)])

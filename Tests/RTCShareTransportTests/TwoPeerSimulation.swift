@@ -56,7 +56,7 @@ final class TwoPeerSimulation {
     }
 
     init(seed: UInt64, mediaProfile: ImpairmentProfile = ImpairmentProfile(), oneWayDelay: MediaDuration = .milliseconds(20),
-         transportWideFeedback: Bool = true) throws {
+         transportWideFeedback: Bool = true, maximumKbps: Int = 2500) throws {
         self.seed = seed
         var clean = ImpairmentProfile()
         clean.delay = oneWayDelay
@@ -101,6 +101,8 @@ final class TwoPeerSimulation {
         budgets = [senderBudget, receiverBudget]
         sender = Transport(connection: WebRTCConnection(ice: senderICE, dtls: senderDTLS), sender: core)
         answerer = Transport(connection: WebRTCConnection(ice: answererICE, dtls: answererDTLS), receiver: receiver)
+        // The share sets its bitrate first; the transport's target is made under it.
+        sender.setMaximumBitrate(kbps: maximumKbps, at: now)
         sender.start(at: now, output: senderOut)
         answerer.start(at: now, output: answererOut)
         ship()
@@ -111,8 +113,8 @@ final class TwoPeerSimulation {
     var bothConnected: Bool { sender.state == .connected && answerer.state == .connected }
 
     /// Runs until `end`, handing the sender a frame of `frameBytes(n)` bytes every
-    /// `frameInterval` once it takes video; `pipeline` plays the share's part with each of the
-    /// sender's requests (a keyframe, a new target).
+    /// `frameInterval` once it takes video; `pipeline` sees each of the sender's requests (a
+    /// keyframe, the target its rate control made).
     func run(until end: MediaTime, frameInterval: MediaDuration = .milliseconds(50),
              frameBytes: (Int) -> Int = { $0 == 0 ? 20_000 : 2_000 },
              pipeline: (TransportRequests, Peer) -> Void = { _, _ in }) {
@@ -123,11 +125,11 @@ final class TwoPeerSimulation {
             deliver()
             sender.tick(at: now, output: senderOut)
             answerer.tick(at: now, output: answererOut)
-            let wanted = sender.takeRequests()
+            let wanted = sender.takeRequests(at: now)
             if wanted.keyframe { keyframeWanted = true }
             if wanted != TransportRequests(nextWakeup: wanted.nextWakeup) { senderRequests.append((now, wanted)) }
             pipeline(wanted, sender)
-            let heard = answerer.takeRequests()
+            let heard = answerer.takeRequests(at: now)
             if heard.peerLeft { answererRequests.append((now, heard)) }
             if sender.state == .connected, sender.sender?.isConnected == true {
                 if nextFrame == nil { nextFrame = now }

@@ -48,28 +48,30 @@ import Testing
         #expect(timestamps == timestamps.sorted())
     }
 
-    @Test func theDelayBasedEstimateComesUnderACappedPathAndHoldsThere() throws {
+    @Test func theTargetComesUnderACappedPathAndHoldsThere() throws {
         var capped = ImpairmentProfile()
         capped.rateBitsPerSecond = 600_000
         capped.queueBytes = 40_000
-        let sim = try TwoPeerSimulation(seed: 3, mediaProfile: capped)
-        // The share's part, played simply: the estimate becomes the target the transport paces
-        // at, and an encoder that makes what it is asked for sizes each frame for it (20 fps).
+        let sim = try TwoPeerSimulation(seed: 3, mediaProfile: capped, maximumKbps: 1500)
+        // The encoder's part, played simply: each frame is sized for the target the transport's
+        // rate control made of its estimates (20 fps); the transport paces at it itself.
         var target = 1500
-        var estimates: [Int] = []
-        sim.sender.setTargetBitrate(kbps: target, maximumKbps: 1500, at: sim.now)
+        var targets: [Int] = []
+        var delayBased: [Int] = []
         sim.run(until: sim.now + Self.seconds(10), frameBytes: { n in n == 0 ? 15_000 : target * 1000 / 8 / 20 }) {
-            requests, sender in
-            guard let kbps = requests.delayBasedKbps else { return }
-            estimates.append(kbps)
-            target = min(kbps, 1500)
-            sender.setTargetBitrate(kbps: target, maximumKbps: 1500, at: sim.now)
+            requests, _ in
+            if let estimate = requests.delayBasedKbps { delayBased.append(estimate) }
+            guard let kbps = requests.targetKbps else { return }
+            #expect(requests.maximumKbps == 1500)
+            target = kbps
+            targets.append(kbps)
         }
         #expect((sim.sender.stats?.transportFeedbackReceived ?? 0) > 50)
+        #expect(delayBased.count > 50)
         // Under the cap, and not collapsed to the floor: the path's rate is found, not guessed.
-        let settled = estimates.suffix(20)
+        let settled = targets.suffix(20)
         #expect(!settled.isEmpty)
-        #expect(settled.allSatisfy { $0 < 600 && $0 >= 250 }, "last estimates: \(Array(settled))")
+        #expect(settled.allSatisfy { $0 < 600 && $0 >= 250 }, "last targets: \(Array(settled))")
         // And the picture keeps coming: most of 10 s at 20 fps is decoded.
         #expect(sim.framesReceived.count >= 150, "\(sim.framesReceived.count) frames")
     }

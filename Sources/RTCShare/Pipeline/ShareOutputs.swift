@@ -33,8 +33,8 @@ final class ShareOutputs {
         for sink in sinks { try sink.send(video: frame) }
     }
 
-    func setTargetBitrate(kbps: Int, maximumKbps: Int, at now: MediaTime) {
-        for sink in sinks { sink.targetBitrateChanged(kbps: kbps, maximumKbps: maximumKbps, at: now) }
+    func setMaximumBitrate(kbps: Int, at now: MediaTime) {
+        for sink in sinks { sink.maximumBitrateChanged(kbps: kbps, at: now) }
     }
 
     /// An event loop watching every sink's sockets (feedback wakes the pipeline).

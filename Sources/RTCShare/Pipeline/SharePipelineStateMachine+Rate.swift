@@ -2,12 +2,44 @@ import RTCShareCore
 import RTCShareMedia
 import RTCShareRTP
 
-// The rate side of the pipeline's policy: one target from every estimate
-// (`SendBitrateController`), handed to the outputs (they pace by it) and, less what the transport
-// adds (`EncoderBitrate`), to the encoder — reconfigured only when the ask moved by 2 % or more,
-// since the delay-based estimate moves a little with every feedback. Once a second the frame rate
+// The rate side of the pipeline's policy: the one target the network output's transport makes
+// of every estimate (`Transport`, `SendBitrateController`) goes, less what the transport adds
+// (`EncoderBitrate`), to the encoder — reconfigured only when the ask moved by 2 % or more, since
+// the delay-based estimate moves a little with every feedback. Once a second the frame rate
 // gives way first when the target is short and the encoder spends it (`ScreenFrameRate`), and
 // the memory governor looks at the resident size.
+
+/// The rate the share runs at, as the pipeline knows it: the maximum it set, and the target its
+/// network output's transport reports under it (the maximum itself without one).
+struct ShareRate: Sendable, Equatable {
+    private(set) var maximumKbps: Int
+    private(set) var targetKbps: Int
+    /// The path holds the target down (`SendBitrateController.pathHoldsTarget`).
+    private(set) var pathHoldsTarget = false
+    /// A transport reports the target: from then on it is the transport's to say.
+    private var fromTransport = false
+
+    init(maximumKbps: Int) {
+        self.maximumKbps = max(maximumKbps, 1)
+        targetKbps = self.maximumKbps
+    }
+
+    mutating func setMaximum(kbps: Int) {
+        maximumKbps = max(kbps, 1)
+        // Until a transport reports the target it makes under the new maximum.
+        targetKbps = fromTransport ? min(targetKbps, maximumKbps) : maximumKbps
+    }
+
+    mutating func reported(by requests: TransportRequests) {
+        guard let target = requests.targetKbps else { return }
+        fromTransport = true
+        targetKbps = target
+        maximumKbps = requests.maximumKbps ?? maximumKbps
+        pathHoldsTarget = requests.pathHoldsTarget
+    }
+
+    var belowMaximum: Bool { targetKbps < maximumKbps }
+}
 
 /// What the once-a-second rules remember between seconds.
 struct SecondBookkeeping: Sendable {
@@ -66,16 +98,10 @@ extension SharePipelineStateMachine {
         if requests.keyframe {
             if isPaused { hostKeyframePending = true } else { keyframes.requested(fromReceiver: requests.keyframeAsked) }
         }
-        if let ceiling = requests.bitrateCeilingKbps { _ = rate.remb(kbps: ceiling) }
-        if let estimate = requests.delayBasedKbps { _ = rate.delayBased(kbps: estimate) }
-        if let lost = requests.videoFractionLost {
-            if let rtt = roundTripMicroseconds { rate.roundTrip(microseconds: rtt) }
-            _ = rate.receiverReport(fractionLost: lost, now: now.microseconds)
-            reportedLoss = Double(lost) / 256
-        }
+        rate.reported(by: requests)
+        if let lost = requests.videoFractionLost { reportedLoss = Double(lost) / 256 }
         applyRate(at: now)
-        keyframes.path(lossFraction: reportedLoss, roundTrip: roundTripMicroseconds,
-                       belowMaximum: rate.targetKbps < rate.maximumKbps)
+        keyframes.path(lossFraction: reportedLoss, roundTrip: roundTripMicroseconds, belowMaximum: rate.belowMaximum)
     }
 
     /// The audio loss the receiver reported is the audio path's business; the share counts what
@@ -87,23 +113,16 @@ extension SharePipelineStateMachine {
     private mutating func mediaStarted(_ requests: TransportRequests, at now: MediaTime) {
         keyframeNow = true
         pathTriedAt = now + Self.untriedPath
-        // The round trip with no media queued: what a queue is measured against.
-        if let rtt = requests.pathRoundTripMicroseconds { rate.roundTrip(microseconds: rtt) }
-        // No delay signal of our own: not the maximum into a path nobody tried.
-        if requests.withoutTransportFeedback, rate.startBelowMaximum(kbps: SendBitrateController.untriedStartKbps) {
+        if requests.startedBelowMaximum, let target = requests.targetKbps {
             push(.event(.notice("rate: no transport-wide feedback on this path: starting at "
-                + "\(rate.targetKbps) kbit/s, × \(SendBitrateController.startGrowth) a clean receiver report")))
+                + "\(target) kbit/s, × \(SendBitrateController.startGrowth) a clean receiver report")))
         }
     }
 
-    /// Hands the target to the outputs and the encoder where it moved.
+    /// Hands the target to the encoder where it moved.
     mutating func applyRate(at now: MediaTime) {
         let kbps = rate.targetKbps
-        if kbps != outputKbps {
-            outputKbps = kbps
-            stats.targetBitrateKbps = kbps
-            push(.setOutputBitrate(kbps: kbps, maximumKbps: rate.maximumKbps))
-        }
+        stats.targetBitrateKbps = kbps
         // A keyframe's burst is capped harder while the path holds the rate down, and while the
         // path is untried.
         let constrained = kbps < rate.maximumKbps || now < pathTriedAt

@@ -15,8 +15,9 @@ import RTCShareRTP
 //
 // It composes the single-purpose policies, each with its own tests and reasons:
 // `FramePacerStateMachine` (pacing, repeating a still screen, idle), `StallWatchdogStateMachine`,
-// `KeyframeSchedule`, `FrameBudget`, `SendBitrateController` (one target from every estimate),
-// `EncoderBitrate`, `ScreenFrameRate`, `MemoryGovernor`.
+// `KeyframeSchedule`, `FrameBudget`, `EncoderBitrate`, `ScreenFrameRate`, `MemoryGovernor`. The
+// one target bitrate comes from the network output's transport, which makes it of every
+// estimate under the maximum the share sets (`Transport`, `SendBitrateController`).
 //
 // Invariants:
 // - No clock, socket, thread or random source: every time is passed in, so fake-time tests
@@ -91,8 +92,9 @@ public struct SharePipelineStateMachine: Sendable {
         /// A frame skipped before the encoder (over its budget): the encoder is told, so it
         /// sizes the next frame for one frame interval (`VideoEncoder.noteSkipped`).
         case skipped(frameIntervalMicroseconds: Int64)
-        /// The outputs pace by this target and start their estimates from it.
-        case setOutputBitrate(kbps: Int, maximumKbps: Int)
+        /// The share's bitrate (configured or the host's): the outputs' transports make their
+        /// target under it.
+        case setOutputMaximum(kbps: Int)
         case setEncoderBitrate(kbps: Int)
         /// Keyframes capped harder (the path is untried or holds the rate down) or not.
         case setKeyframeCap(constrained: Bool)
@@ -139,7 +141,7 @@ public struct SharePipelineStateMachine: Sendable {
     var watchdog: StallWatchdogStateMachine
     var keyframes: KeyframeSchedule
     var frameBudget = FrameBudget()
-    var rate: SendBitrateController
+    var rate: ShareRate
     var encoderBitrate = EncoderBitrate()
     var governor: MemoryGovernor?
     var actions: [Action] = []
@@ -156,7 +158,6 @@ public struct SharePipelineStateMachine: Sendable {
     var pathTriedAt: MediaTime
     /// The receiver's last reported video loss (0...1), for the keyframe hold.
     var reportedLoss: Double?
-    var outputKbps: Int
     var keyframeCapConstrained: Bool?
     var seconds: SecondBookkeeping
     var sourceSeen = SourceProgress()
@@ -171,19 +172,18 @@ public struct SharePipelineStateMachine: Sendable {
         watchdog = StallWatchdogStateMachine(configuration: .init(stallThreshold: configuration.stallThreshold),
                                              startedAt: startedAt)
         keyframes = KeyframeSchedule(periodicMicroseconds: configuration.keyframeInterval?.microseconds)
-        rate = SendBitrateController(maximumKbps: configuration.maximumBitrateKbps)
+        rate = ShareRate(maximumKbps: configuration.maximumBitrateKbps)
         governor = configuration.memorySoftLimitBytes.map {
             MemoryGovernor(limitBytes: $0, framesPerSecond: configuration.framesPerSecond,
                            outputSize: configuration.outputSize, canResize: configuration.canResize)
         }
         pathTriedAt = startedAt + Self.untriedPath
-        outputKbps = rate.targetKbps
         seconds = SecondBookkeeping(firstAt: startedAt + .seconds(1), targetKbps: rate.targetKbps)
         actions.reserveCapacity(16)
         stats.targetBitrateKbps = rate.targetKbps
         stats.encoderBitrateKbps = rate.targetKbps
         stats.targetFramesPerSecond = pacer.framesPerSecond
-        push(.setOutputBitrate(kbps: outputKbps, maximumKbps: rate.maximumKbps))
+        push(.setOutputMaximum(kbps: rate.maximumKbps))
         applyRate(at: startedAt)
         push(.event(.started))
     }
@@ -214,9 +214,11 @@ public struct SharePipelineStateMachine: Sendable {
         if !paused { hostKeyframePending = true }
     }
 
-    /// The host set the video bitrate: the new ceiling every estimate lowers from.
+    /// The host set the video bitrate: the new ceiling every estimate lowers from (the
+    /// transports start their estimates again from it and report the target they make).
     public mutating func setMaximumBitrate(kbps: Int, at now: MediaTime) {
-        _ = rate.setMaximum(kbps: kbps)
+        rate.setMaximum(kbps: kbps)
+        push(.setOutputMaximum(kbps: rate.maximumKbps))
         applyRate(at: now)
     }
 

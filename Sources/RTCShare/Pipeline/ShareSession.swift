@@ -135,7 +135,7 @@ public final class ShareSession: Sendable {
                 }
                 pipeline.encodeFinished(order, delivered: delivered)
             case .skipped(let interval): video.noteSkipped(frameIntervalMicroseconds: interval)
-            case .setOutputBitrate(let kbps, let maximum): outputs.setTargetBitrate(kbps: kbps, maximumKbps: maximum, at: now)
+            case .setOutputMaximum(let kbps): outputs.setMaximumBitrate(kbps: kbps, at: now)
             case .setEncoderBitrate(let kbps): try video.setBitrate(kbps: kbps)
             case .setKeyframeCap(let constrained): try video.setKeyframeCap(constrained: constrained)
             case .restartSource: capture.requestRestart()

@@ -64,9 +64,10 @@ public protocol MediaSink: AnyObject {
     func send(audio packet: OutgoingAudioPacket) throws(ShareError)
     /// Reads what arrived, sends what is due; returns what the sink needs of the pipeline.
     func service(at now: MediaTime) throws(ShareError) -> TransportRequests
-    /// The share's video bitrate changed (the smallest of every estimate and the maximum): a
-    /// network sink paces its packets by it and starts its delay-based estimate from it.
-    func targetBitrateChanged(kbps: Int, maximumKbps: Int, at now: MediaTime)
+    /// The share's video bitrate (configured, or the host's), set at the start and when the
+    /// host changes it: a network sink's transport makes its target under it (and reports the
+    /// target in its requests).
+    func maximumBitrateChanged(kbps: Int, at now: MediaTime)
     /// The share is over: say goodbye (RTCP BYE), flush and close. Called once.
     func finish(_ reason: FinishReason) throws(ShareError)
     /// Transport figures, for outputs that have them (nil for files).
@@ -86,7 +87,7 @@ public protocol MediaSink: AnyObject {
 extension MediaSink {
     public func send(audio packet: OutgoingAudioPacket) throws(ShareError) {}
     public func service(at now: MediaTime) throws(ShareError) -> TransportRequests { TransportRequests() }
-    public func targetBitrateChanged(kbps: Int, maximumKbps: Int, at now: MediaTime) {}
+    public func maximumBitrateChanged(kbps: Int, at now: MediaTime) {}
     public var transportStats: TransportStats? { nil }
     public var descriptors: [Int32] { [] }
     public func takeNotices() -> [String] { [] }

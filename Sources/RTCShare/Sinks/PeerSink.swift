@@ -147,11 +147,11 @@ public final class PeerSink: MediaSink, TransportOutput {
             if let socket { drain(socket, now: now) }
         }
         transport.tick(at: now, output: self)
-        return transport.takeRequests()
+        return transport.takeRequests(at: now)
     }
 
-    public func targetBitrateChanged(kbps: Int, maximumKbps: Int, at now: MediaTime) {
-        transport.setTargetBitrate(kbps: kbps, maximumKbps: maximumKbps, at: now)
+    public func maximumBitrateChanged(kbps: Int, at now: MediaTime) {
+        transport.setMaximumBitrate(kbps: kbps, at: now)
     }
 
     /// Hands what is waiting on `socket` to the core (a bounded number per call).

@@ -318,11 +318,11 @@ public final class WHIPSink: MediaSink, TransportOutput {
             let ice = connection.iceConnectedAt.map { "ICE \(($0 - createdAt).microseconds / 1000) ms, " } ?? ""
             notices.append("WHIP: connected (\(ice)DTLS-SRTP \(connection.srtpProfile?.name ?? "?") at \((connected - createdAt).microseconds / 1000) ms) via \(connection.ice.selectedPair.map { "\($0)" } ?? "?")")
         }
-        return transport.takeRequests()
+        return transport.takeRequests(at: now)
     }
 
-    public func targetBitrateChanged(kbps: Int, maximumKbps: Int, at now: MediaTime) {
-        transport.setTargetBitrate(kbps: kbps, maximumKbps: maximumKbps, at: now)
+    public func maximumBitrateChanged(kbps: Int, at now: MediaTime) {
+        transport.setMaximumBitrate(kbps: kbps, at: now)
     }
 
     /// Takes the notices gathered since the last call.

@@ -11,7 +11,7 @@ public struct TransportRequests: Sendable, Equatable {
     /// A ceiling on the video bitrate from the receiver (REMB); nil: none came.
     public var bitrateCeilingKbps: Int?
     /// The fraction lost (lost / 256) of the newest receiver report for the video stream; nil:
-    /// none came. The pipeline's `SendBitrateController` turns it into a rate.
+    /// none came. The transport's rate control (`SendBitrateController`) turns it into the target.
     public var videoFractionLost: UInt8?
     /// The same for the audio stream (the Opus encoder's in-band FEC follows it).
     public var audioFractionLost: UInt8?
@@ -29,6 +29,18 @@ public struct TransportRequests: Sendable, Equatable {
     public var feedback: FeedbackChange?
     /// The delay-based estimate from the newest transport-wide feedback (kbit/s); nil: none came.
     public var delayBasedKbps: Int?
+    /// The one target the transport's rate control makes of every estimate (delay-based, REMB,
+    /// loss) under the maximum; it paces by it. nil: the transport has no rate control (a file,
+    /// a receiving end, or no maximum set yet).
+    public var targetKbps: Int?
+    /// The maximum the target is under (with `targetKbps`).
+    public var maximumKbps: Int?
+    /// With `targetKbps`: the path holds the target down (the delay-based estimate binds, or a
+    /// REMB with a queue or loss showing: `SendBitrateController.pathHoldsTarget`).
+    public var pathHoldsTarget = false
+    /// With `mediaStarted`: the path gives no delay signal of the sender's own, so the target
+    /// starts below the maximum and grows with clean reports.
+    public var startedBelowMaximum = false
     /// When the transport next wants to be serviced (reports, retransmission timers, the
     /// pacer's next packet); nil: no timer of its own.
     public var nextWakeup: MediaTime?
