@@ -53,7 +53,8 @@ let package = Package(
         // libcurl's headers only: the library is loaded on first use (CCurlShims), not linked.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
-        // Swift face of CCore: owned pools and slots as values, pixels borrowed inside closures.
+        // Swift face of CCore: owned pools and slots as values, pixels borrowed inside closures;
+        // and the words every layer above shares (media time, the video codec, H.264 levels).
         .target(name: "RTCShareCore", dependencies: ["CCore"]),
 
         // Non-variadic wrappers over libvpx and libopus calls Swift cannot make (macros, varargs),
@@ -92,7 +93,7 @@ let package = Package(
 
         // RTP, RTCP and SRTP as bytes: packets, payload formats, feedback, protection, history.
         // No sockets and no threads here; the transport in RTCShare drives it.
-        .target(name: "RTCShareRTP", dependencies: ["RTCShareCore", "RTCShareMedia", "CSRTP"]),
+        .target(name: "RTCShareRTP", dependencies: ["RTCShareCore", "CSRTP"]),
 
         // STUN messages and a sans-IO ICE agent (RFC 5389/8489, 8445, 7675). Bytes and times in,
         // datagrams to send and events out; no sockets, clock or random source inside.

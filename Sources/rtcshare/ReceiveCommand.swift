@@ -1,5 +1,6 @@
 import Glibc
 import RTCShare
+import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
 import RTCShareRTP
