@@ -64,8 +64,9 @@ let package = Package(
         // Media that needs no OS: test source, Y4M, frame marker, VP8 and H.264 codecs, IVF writer.
         .target(name: "RTCShareMedia", dependencies: ["RTCShareCore", "CShims", "CVPX", "COpus", "CSpeexDSP", "COgg"]),
 
-        // The edge: the monotonic clock, threads, file input (later sockets and capture).
-        .target(name: "RTCShareIO", dependencies: ["RTCShareMedia", "CIPCShims", "CEventShims"]),
+        // The edge: the monotonic clock, the event loop, threads, files, UDP and Unix sockets. Knows
+        // no media: the relay links it without the codecs.
+        .target(name: "RTCShareIO", dependencies: ["RTCShareCore", "CIPCShims", "CEventShims"]),
 
         // epoll, eventfd and timerfd for the event loop (Swift's Glibc module has none of them).
         .target(name: "CEventShims"),
