@@ -104,7 +104,7 @@ let package = Package(
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
 
         // WHIP (RFC 9725): the WebRTC offer, the strict reading of the answer, the HTTP client on libcurl.
-        .target(name: "RTCShareWHIP", dependencies: ["RTCShareRTP", "RTCShareDTLS", "CCurl", "CCurlShims"]),
+        .target(name: "RTCShareWHIP", dependencies: ["RTCShareCore", "RTCShareRTP", "RTCShareDTLS", "CCurl", "CCurlShims"]),
         // Every libssl/libcrypto call of the product: OpenSSL macros, variadic calls and the C
         // callbacks DTLS needs (datagram BIO, fingerprint check, timer), behind rtcs_ssl_*, and SHA-1
         // for STUN. OpenSSL is loaded on first use (dlopen), not linked: only WebRTC sessions need it.
@@ -112,7 +112,7 @@ let package = Package(
 
         // DTLS-SRTP, sans-IO: certificate and fingerprint, the handshake over datagrams the
         // caller carries, SRTP master keys for RTCShareRTP.
-        .target(name: "RTCShareDTLS", dependencies: ["CDTLSShims", "RTCShareRTP"]),
+        .target(name: "RTCShareDTLS", dependencies: ["RTCShareCore", "CDTLSShims", "RTCShareRTP"]),
 
         // A share: sources, the pipeline run loop, memory planning, lifecycle events.
         .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "RTCShareICE",
@@ -128,7 +128,7 @@ let package = Package(
         .executableTarget(
             name: "rtcshare",
             dependencies: [
-                "RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "CVPX", "COpus", "CSRTP",
+                "RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "RTCShareWHIP", "CVPX", "COpus", "CSRTP",
             ]
         ),
 
@@ -143,7 +143,7 @@ let package = Package(
         .testTarget(name: "InteropTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareRTP", "rtcshare", "rtcshare-producer", "rtcshare-relay", "RTCShareIO", "CXCB", "TestSupport"]),
         .testTarget(name: "RTCShareRTPTests", dependencies: ["RTCShareRTP", "RTCShareCore", "RTCShareMedia", "RTCShareImpairment",
                                                     "COpenSSL", "TestSupport"]),
-        .testTarget(name: "RTCShareICETests", dependencies: ["RTCShareICE", "TestSupport"], resources: [.copy("Vectors")]),
+        .testTarget(name: "RTCShareICETests", dependencies: ["RTCShareICE", "RTCShareCore", "TestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "RTCShareWHIPTests", dependencies: ["RTCShareWHIP", "RTCShareRTP", "RTCShareDTLS", "TestSupport"],
                     exclude: ["Vectors"]),
         .testTarget(name: "RTCShareDTLSTests", dependencies: ["RTCShareDTLS", "RTCShareRTP", "TestSupport"]),
