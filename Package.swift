@@ -114,22 +114,21 @@ let package = Package(
         // caller carries, SRTP master keys for RTCShareRTP.
         .target(name: "RTCShareDTLS", dependencies: ["RTCShareCore", "CDTLSShims", "RTCShareRTP"]),
 
-        // A share: sources, the pipeline run loop, memory planning, lifecycle events.
+        // A share: sources, the pipeline run loop, memory planning, lifecycle events. Re-exports
+        // the layers its API names (API/Exports.swift): `import RTCShare` is all an embedder needs.
         .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "RTCShareICE",
                                                  "RTCShareDTLS", "RTCShareWHIP", "CCore", "CXCB"]),
 
         // The C ABI: rtcshare.h and its defaults in C, the functions in Swift over ShareAgent.
         .target(name: "CRTCShareABI"),
         .target(name: "RTCShareCABI",
-                dependencies: ["CRTCShareABI", "RTCShare", "RTCShareCore", "RTCShareIO", "RTCShareMedia", "RTCShareRTP",
-                               "RTCShareWHIP"]),
+                dependencies: ["CRTCShareABI", "RTCShare"]),
 
         // The command-line tool, a thin layer over the library.
         .executableTarget(
             name: "rtcshare",
-            dependencies: [
-                "RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "RTCShareWHIP", "CVPX", "COpus", "CSRTP",
-            ]
+            // The C libraries only for their version strings (--build-info).
+            dependencies: ["RTCShare", "CVPX", "COpus", "CSRTP"]
         ),
 
         // What the test targets share and the product never links: the seeded generator, the

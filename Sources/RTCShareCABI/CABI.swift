@@ -1,11 +1,6 @@
 import CRTCShareABI
 import Glibc
 import RTCShare
-import RTCShareCore
-import RTCShareIO
-import RTCShareMedia
-import RTCShareRTP
-import RTCShareWHIP
 import Synchronization
 
 // The C ABI (rtcshare.h): each function is a thin translation onto `ShareAgent` and

@@ -1,7 +1,7 @@
 import COpus
 import CSRTP
 import CVPX
-import RTCShareCore
+import RTCShare
 
 /// What this binary is and what it runs on, for `--version` and `--build-info`.
 enum BuildInfo {

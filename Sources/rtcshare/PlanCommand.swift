@@ -1,7 +1,5 @@
 import Glibc
 import RTCShare
-import RTCShareCore
-import RTCShareMedia
 
 /// `rtcshare plan`: where the memory would go, and whether it fits.
 struct PlanCommand: CommandLineCommand {

@@ -1,9 +1,5 @@
 import Glibc
 import RTCShare
-import RTCShareCore
-import RTCShareIO
-import RTCShareMedia
-import RTCShareRTP
 
 /// `rtcshare receive`: the built-in receiver, to check and benchmark a sender on this host.
 struct ReceiveCommand: CommandLineCommand {

@@ -1,6 +1,4 @@
 import RTCShare
-import RTCShareCore
-import RTCShareMedia
 
 /// Options shared by `share` and `plan`: what is sent and within what memory.
 struct ShareOptions: CommandLineOptions {
