@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "RTCShareWHIP", targets: ["RTCShareWHIP"]),
         // The sans-IO RTP/SRTP send core on its own: bench/ times RTPSender against raw libsrtp2.
         .library(name: "RTCShareRTP", targets: ["RTCShareRTP"]),
+        // The checking receiver, for the CLI's `receive` and fuzz/ (its SDP reading).
+        .library(name: "RTCShareReceive", targets: ["RTCShareReceive"]),
         .executable(name: "rtcshare", targets: ["rtcshare"]),
         .executable(name: "rtcshare-producer", targets: ["rtcshare-producer"]),
         .executable(name: "rtcshare-relay", targets: ["rtcshare-relay"]),
@@ -119,6 +121,12 @@ let package = Package(
         .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "RTCShareICE",
                                                  "RTCShareDTLS", "RTCShareWHIP", "CCore", "CXCB"]),
 
+        // The checking receiver (`rtcshare receive`): rtcshare's RTP/SRTP in (the wire RTCShare
+        // defines), decoded, checked against the frame markers, written to Y4M/WAV, reported.
+        // Linked by the CLI and the tests, never by a share or the C ABI.
+        .target(name: "RTCShareReceive",
+                dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP"]),
+
         // The C ABI: rtcshare.h and its defaults in C, the functions in Swift over ShareAgent.
         .target(name: "CRTCShareABI"),
         .target(name: "RTCShareCABI",
@@ -128,7 +136,7 @@ let package = Package(
         .executableTarget(
             name: "rtcshare",
             // The C libraries only for their version strings (--build-info).
-            dependencies: ["RTCShare", "CVPX", "COpus", "CSRTP"]
+            dependencies: ["RTCShare", "RTCShareReceive", "CVPX", "COpus", "CSRTP"]
         ),
 
         // What the test targets share and the product never links: the seeded generator, the
@@ -137,7 +145,7 @@ let package = Package(
 
         .testTarget(name: "RTCShareCoreTests", dependencies: ["RTCShareCore"]),
         .testTarget(name: "RTCShareImpairmentTests", dependencies: ["RTCShareImpairment", "RTCShareCore", "TestSupport"]),
-        .testTarget(name: "RTCShareTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP",
+        .testTarget(name: "RTCShareTests", dependencies: ["RTCShare", "RTCShareReceive", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP",
                                                   "RTCShareICE", "RTCShareWHIP", "RTCShareDTLS", "TestSupport"]),
         .testTarget(name: "InteropTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareRTP", "rtcshare", "rtcshare-producer", "rtcshare-relay", "RTCShareIO", "CXCB", "TestSupport"]),
         .testTarget(name: "RTCShareRTPTests", dependencies: ["RTCShareRTP", "RTCShareCore", "RTCShareMedia", "RTCShareImpairment",

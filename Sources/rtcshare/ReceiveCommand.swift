@@ -1,5 +1,6 @@
 import Glibc
 import RTCShare
+import RTCShareReceive
 
 /// `rtcshare receive`: the built-in receiver, to check and benchmark a sender on this host.
 struct ReceiveCommand: CommandLineCommand {

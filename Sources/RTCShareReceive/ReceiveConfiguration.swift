@@ -1,3 +1,4 @@
+import RTCShare
 import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
