@@ -44,7 +44,7 @@ extension PushResult {
 
 /// C strings that live as long as the process (version, messages).
 private enum StaticText {
-    nonisolated(unsafe) static let version: UnsafeMutablePointer<CChar> = strdup("1.0.0 (abi \(RTCSHARE_ABI_VERSION))")!
+    nonisolated(unsafe) static let version: UnsafeMutablePointer<CChar> = strdup("\(RTCShareVersion.current) (abi \(RTCSHARE_ABI_VERSION))")!
     nonisolated(unsafe) static let messages: [Int32: UnsafeMutablePointer<CChar>] = {
         let lines: [(rtcshare_status, String)] = [
             (RTCSHARE_OK, "ok"),
