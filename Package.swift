@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "RTCShareWHIP", targets: ["RTCShareWHIP"]),
         // The sans-IO RTP/SRTP send core on its own: bench/ times RTPSender against raw libsrtp2.
         .library(name: "RTCShareRTP", targets: ["RTCShareRTP"]),
+        // The checking receiver, for the CLI's `receive` and fuzz/ (its SDP reading).
+        .library(name: "RTCShareReceive", targets: ["RTCShareReceive"]),
         .executable(name: "rtcshare", targets: ["rtcshare"]),
         .executable(name: "rtcshare-producer", targets: ["rtcshare-producer"]),
         .executable(name: "rtcshare-relay", targets: ["rtcshare-relay"]),
@@ -53,7 +55,8 @@ let package = Package(
         // libcurl's headers only: the library is loaded on first use (CCurlShims), not linked.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
-        // Swift face of CCore: owned pools and slots as values, pixels borrowed inside closures.
+        // Swift face of CCore: owned pools and slots as values, pixels borrowed inside closures;
+        // and the words every layer above shares (media time, the video codec, H.264 levels).
         .target(name: "RTCShareCore", dependencies: ["CCore"]),
 
         // Non-variadic wrappers over libvpx and libopus calls Swift cannot make (macros, varargs),
@@ -63,8 +66,9 @@ let package = Package(
         // Media that needs no OS: test source, Y4M, frame marker, VP8 and H.264 codecs, IVF writer.
         .target(name: "RTCShareMedia", dependencies: ["RTCShareCore", "CShims", "CVPX", "COpus", "CSpeexDSP", "COgg"]),
 
-        // The edge: the monotonic clock, threads, file input (later sockets and capture).
-        .target(name: "RTCShareIO", dependencies: ["RTCShareMedia", "CIPCShims", "CEventShims"]),
+        // The edge: the monotonic clock, the event loop, threads, files, UDP and Unix sockets. Knows
+        // no media: the relay links it without the codecs.
+        .target(name: "RTCShareIO", dependencies: ["RTCShareCore", "CIPCShims", "CEventShims"]),
 
         // epoll, eventfd and timerfd for the event loop (Swift's Glibc module has none of them).
         .target(name: "CEventShims"),
@@ -92,7 +96,7 @@ let package = Package(
 
         // RTP, RTCP and SRTP as bytes: packets, payload formats, feedback, protection, history.
         // No sockets and no threads here; the transport in RTCShare drives it.
-        .target(name: "RTCShareRTP", dependencies: ["RTCShareCore", "RTCShareMedia", "CSRTP"]),
+        .target(name: "RTCShareRTP", dependencies: ["RTCShareCore", "CSRTP"]),
 
         // STUN messages and a sans-IO ICE agent (RFC 5389/8489, 8445, 7675). Bytes and times in,
         // datagrams to send and events out; no sockets, clock or random source inside.
@@ -102,7 +106,7 @@ let package = Package(
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
 
         // WHIP (RFC 9725): the WebRTC offer, the strict reading of the answer, the HTTP client on libcurl.
-        .target(name: "RTCShareWHIP", dependencies: ["RTCShareRTP", "RTCShareDTLS", "CCurl", "CCurlShims"]),
+        .target(name: "RTCShareWHIP", dependencies: ["RTCShareCore", "RTCShareRTP", "RTCShareDTLS", "CCurl", "CCurlShims"]),
         // Every libssl/libcrypto call of the product: OpenSSL macros, variadic calls and the C
         // callbacks DTLS needs (datagram BIO, fingerprint check, timer), behind rtcs_ssl_*, and SHA-1
         // for STUN. OpenSSL is loaded on first use (dlopen), not linked: only WebRTC sessions need it.
@@ -110,28 +114,33 @@ let package = Package(
 
         // DTLS-SRTP, sans-IO: certificate and fingerprint, the handshake over datagrams the
         // caller carries, SRTP master keys for RTCShareRTP.
-        .target(name: "RTCShareDTLS", dependencies: ["CDTLSShims", "RTCShareRTP"]),
+        .target(name: "RTCShareDTLS", dependencies: ["RTCShareCore", "CDTLSShims", "RTCShareRTP"]),
 
         // The transport core, sans-IO, one type for --peer and WebRTC: the RTP send (or receive)
-        // core, and for WebRTC the connection (ICE and DTLS) on one socket.
+        // core and its rate control, and for WebRTC the connection (ICE and DTLS) on one socket.
         .target(name: "RTCShareTransport", dependencies: ["RTCShareCore", "RTCShareRTP", "RTCShareICE", "RTCShareDTLS"]),
 
-        // A share: sources, the pipeline run loop, memory planning, lifecycle events.
+        // A share: sources, the pipeline run loop, memory planning, lifecycle events. Re-exports
+        // the layers its API names (API/Exports.swift): `import RTCShare` is all an embedder needs.
         .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "RTCShareICE",
-                                                 "RTCShareDTLS", "RTCShareTransport", "RTCShareWHIP", "CCore", "CXCB"]),
+                                                 "RTCShareDTLS", "RTCShareTransport", "RTCShareWHIP", "CXCB"]),
+
+        // The checking receiver (`rtcshare receive`): rtcshare's RTP/SRTP in (the wire RTCShare
+        // defines), decoded, checked against the frame markers, written to Y4M/WAV, reported.
+        // Linked by the CLI and the tests, never by a share or the C ABI.
+        .target(name: "RTCShareReceive",
+                dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP"]),
 
         // The C ABI: rtcshare.h and its defaults in C, the functions in Swift over ShareAgent.
         .target(name: "CRTCShareABI"),
         .target(name: "RTCShareCABI",
-                dependencies: ["CRTCShareABI", "RTCShare", "RTCShareCore", "RTCShareIO", "RTCShareMedia", "RTCShareRTP",
-                               "RTCShareWHIP"]),
+                dependencies: ["CRTCShareABI", "RTCShare"]),
 
         // The command-line tool, a thin layer over the library.
         .executableTarget(
             name: "rtcshare",
-            dependencies: [
-                "RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "CVPX", "COpus", "CSRTP",
-            ]
+            // The C libraries only for their version strings (--build-info).
+            dependencies: ["RTCShare", "RTCShareReceive", "CVPX", "COpus", "CSRTP"]
         ),
 
         // What the test targets share and the product never links: the seeded generator, the
@@ -140,12 +149,12 @@ let package = Package(
 
         .testTarget(name: "RTCShareCoreTests", dependencies: ["RTCShareCore"]),
         .testTarget(name: "RTCShareImpairmentTests", dependencies: ["RTCShareImpairment", "RTCShareCore", "TestSupport"]),
-        .testTarget(name: "RTCShareTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP",
+        .testTarget(name: "RTCShareTests", dependencies: ["RTCShare", "RTCShareReceive", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP",
                                                   "RTCShareICE", "RTCShareWHIP", "RTCShareDTLS", "TestSupport"]),
         .testTarget(name: "InteropTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareRTP", "rtcshare", "rtcshare-producer", "rtcshare-relay", "RTCShareIO", "CXCB", "TestSupport"]),
         .testTarget(name: "RTCShareRTPTests", dependencies: ["RTCShareRTP", "RTCShareCore", "RTCShareMedia", "RTCShareImpairment",
                                                     "COpenSSL", "TestSupport"]),
-        .testTarget(name: "RTCShareICETests", dependencies: ["RTCShareICE", "TestSupport"], resources: [.copy("Vectors")]),
+        .testTarget(name: "RTCShareICETests", dependencies: ["RTCShareICE", "RTCShareCore", "TestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "RTCShareWHIPTests", dependencies: ["RTCShareWHIP", "RTCShareRTP", "RTCShareDTLS", "TestSupport"],
                     exclude: ["Vectors"]),
         .testTarget(name: "RTCShareTransportTests",

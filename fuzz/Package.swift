@@ -16,6 +16,7 @@ import PackageDescription
 let rtcshare: Target.Dependency = .product(name: "RTCShare", package: "rtcshare")
 let whip: Target.Dependency = .product(name: "RTCShareWHIP", package: "rtcshare")
 let ice: Target.Dependency = .product(name: "RTCShareICE", package: "rtcshare")
+let receive: Target.Dependency = .product(name: "RTCShareReceive", package: "rtcshare")
 
 /// One libFuzzer executable per input format: each has its own coverage map, corpus and seeds.
 func harness(_ name: String, _ more: [Target.Dependency] = []) -> Target {
@@ -37,7 +38,7 @@ let package = Package(
         harness("fuzz-vp8"),   // VP8Depacketizer over a sequence of packets
         harness("fuzz-h264"),  // H264Depacketizer over a sequence of packets + the packetizer's Annex B scan
         harness("fuzz-rtcp"),  // RTCPParser (compound)
-        harness("fuzz-sdp"),   // SessionDescription + accessors + SRTP key base64
+        harness("fuzz-sdp", [receive]),   // SessionDescription + accessors + SRTP key base64 + ReceiveConfiguration
         harness("fuzz-ipc"),   // IPCMessage + IPCProducerStateMachine
         harness("fuzz-y4m"),   // Y4MHeader
         harness("fuzz-rx"),    // JitterBuffer, NackGenerator, ReceiveStatistics

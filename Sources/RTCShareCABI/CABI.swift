@@ -1,11 +1,6 @@
 import CRTCShareABI
 import Glibc
 import RTCShare
-import RTCShareCore
-import RTCShareIO
-import RTCShareMedia
-import RTCShareRTP
-import RTCShareWHIP
 import Synchronization
 
 // The C ABI (rtcshare.h): each function is a thin translation onto `ShareAgent` and
@@ -49,7 +44,7 @@ extension PushResult {
 
 /// C strings that live as long as the process (version, messages).
 private enum StaticText {
-    nonisolated(unsafe) static let version: UnsafeMutablePointer<CChar> = strdup("1.0.0 (abi \(RTCSHARE_ABI_VERSION))")!
+    nonisolated(unsafe) static let version: UnsafeMutablePointer<CChar> = strdup("\(RTCShareVersion.current) (abi \(RTCSHARE_ABI_VERSION))")!
     nonisolated(unsafe) static let messages: [Int32: UnsafeMutablePointer<CChar>] = {
         let lines: [(rtcshare_status, String)] = [
             (RTCSHARE_OK, "ok"),
@@ -248,24 +243,19 @@ private func configuration(_ c: rtcshare_config, error: inout String) -> ShareAg
         error = "audio must be RTCSHARE_AUDIO_NONE, _PUSHED or _TESTTONE"
         return nil
     }
-    let source = string(c.source) ?? "push"
-    switch source {
-    case "push":
+    do {
+        out.source = try ShareSourceChoice.parse(string(c.source) ?? "push", acceptsPush: true)
+    } catch let e {
+        error = "source \(e)"
+        return nil
+    }
+    if case .pushed = out.source {
         guard let max = PictureSize(parsing: "\(c.max_width)x\(c.max_height)") else {
             error = "max_width and max_height must be even, 16...4096"
             return nil
         }
         out.source = .pushed(maxSize: max)
-    case "testsrc": out.source = .testPattern()
-    case "x11": out.source = .x11(display: nil)
-    case let s where s.hasPrefix("x11:"): out.source = .x11(display: String(s.dropFirst(4)))
-    case let s where s.hasPrefix("y4m:"): out.source = .y4m(path: String(s.dropFirst(4)))
-    case let s where s.hasPrefix("ipc:"): out.source = .ipc(path: String(s.dropFirst(4)), maxSize: IPCSource.defaultMaxSize)
-    default:
-        error = "source must be push, testsrc, y4m:PATH, x11[:DISPLAY] or ipc:PATH"
-        return nil
-    }
-    if c.audio == Int32(RTCSHARE_AUDIO_PUSHED.rawValue), source != "push" {
+    } else if c.audio == Int32(RTCSHARE_AUDIO_PUSHED.rawValue) {
         error = "pushed audio needs the push source"
         return nil
     }

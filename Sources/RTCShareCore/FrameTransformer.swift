@@ -82,7 +82,7 @@ public final class FrameTransformer {
                                       intoWidth: Int(dst.width), height: Int(dst.height))
             if fit.width != Int(dst.width) || fit.height != Int(dst.height) {
                 Self.paintBlack(dst)
-                dst = Self.subImage(dst, x: fit.x, y: fit.y, width: fit.width, height: fit.height)
+                dst = FramePixels(image: dst).region(x: fit.x, y: fit.y, width: fit.width, height: fit.height).image
             }
         }
         let rawRange = range == .limited ? CCORE_RANGE_LIMITED : CCORE_RANGE_FULL
@@ -116,16 +116,5 @@ public final class FrameTransformer {
                              rows: Int, _ value: UInt8) {
         guard let plane else { return }
         for y in 0..<rows { (plane + y * Int(stride)).update(repeating: value, count: width) }
-    }
-
-    /// A view of the rectangle (x, y, width, height) of an I420 image; x and y even.
-    private static func subImage(_ image: ccore_image, x: Int, y: Int, width: Int, height: Int) -> ccore_image {
-        var sub = image
-        sub.width = Int32(width)
-        sub.height = Int32(height)
-        sub.plane.0 = image.plane.0.map { $0 + y * Int(image.stride.0) + x }
-        sub.plane.1 = image.plane.1.map { $0 + (y / 2) * Int(image.stride.1) + x / 2 }
-        sub.plane.2 = image.plane.2.map { $0 + (y / 2) * Int(image.stride.2) + x / 2 }
-        return sub
     }
 }

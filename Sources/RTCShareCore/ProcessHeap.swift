@@ -1,9 +1,11 @@
 import CCore
 
-/// The C heap of the whole process.
+/// The process's malloc heap.
 public enum ProcessHeap {
-    /// Gives the heap's free pages back to the system (malloc keeps them otherwise): after a
-    /// large allocation is freed (an encoder let go), so resident memory falls, not just use.
+    /// Gives the memory malloc holds free back to the system (its heap top and whole free pages
+    /// in its arenas): after a large object is freed mid-share (an encoder replaced), so the
+    /// resident figure the budget is about falls rather than the pages being kept for later.
+    /// glibc only; does nothing elsewhere.
     public static func releaseFree() {
         _ = ccore_release_free_heap()
     }

@@ -1,7 +1,6 @@
 import CEventShims
 import Glibc
 import RTCShareCore
-import RTCShareMedia
 
 /// The one place a session's thread waits: until a watched socket is readable, another thread
 /// wakes it (a captured frame, a pushed frame, stop, a bitrate change), or the earliest

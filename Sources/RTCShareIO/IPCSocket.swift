@@ -1,7 +1,6 @@
 import CIPCShims
 import Glibc
 import RTCShareCore
-import RTCShareMedia
 
 // The socket edge of the IPC source (docs/ipc.md): AF_UNIX SOCK_SEQPACKET, so one receive is one
 // whole message and a passed file descriptor arrives with the message it belongs to. Every call

@@ -1,6 +1,5 @@
 import Glibc
 import RTCShareCore
-import RTCShareMedia
 
 /// The real media clock: CLOCK_MONOTONIC in microseconds, the same clock the test source stamps
 /// into its frame marker, so a receiver on this host can measure glass-to-glass latency.

@@ -27,7 +27,8 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
     public private(set) var startupBytesReclaimed = 0
 
     private var keyframePending = false
-    private var lastAcceptedRequestMicroseconds: Int64?
+    /// Spaces accepted keyframe requests (`minimumKeyframeRequestIntervalMicroseconds`).
+    private var keyframeLimit: KeyframeRateLimit
     private var framesSinceKeyframe = 0
     private var lastEncoderMilliseconds: Int64?
 
@@ -106,6 +107,7 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
         guard status == 0, let handle else { throw .openh264(status, "opening the encoder") }
         self.handle = handle
         self.configuration = configuration
+        keyframeLimit = KeyframeRateLimit(minimumIntervalMicroseconds: configuration.minimumKeyframeRequestIntervalMicroseconds)
     }
 
     deinit { rtcs_openh264_encoder_close(handle) }
@@ -128,19 +130,17 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
 
     @discardableResult
     public mutating func requestKeyframe(nowMicroseconds now: Int64) -> KeyframeRequestOutcome {
-        if let last = lastAcceptedRequestMicroseconds,
-           now - last < configuration.minimumKeyframeRequestIntervalMicroseconds {
+        guard keyframeLimit.accept(at: now) else {
             stats.keyframeRequestsLimited += 1
             return .rateLimited
         }
-        lastAcceptedRequestMicroseconds = now
         keyframePending = true
         stats.keyframeRequestsAccepted += 1
         return .accepted
     }
 
     public mutating func forceKeyframe(nowMicroseconds now: Int64) {
-        lastAcceptedRequestMicroseconds = now
+        keyframeLimit.restart(at: now)
         keyframePending = true
     }
 

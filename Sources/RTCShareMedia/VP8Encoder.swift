@@ -35,7 +35,8 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     public private(set) var startupBytesReclaimed = 0
 
     private var keyframePending = false
-    private var lastAcceptedRequestMicroseconds: Int64?
+    /// Spaces accepted keyframe requests (`minimumKeyframeRequestIntervalMicroseconds`).
+    private var keyframeLimit: KeyframeRateLimit
     /// `VP8E_SET_MAX_INTRA_BITRATE_PCT` in force (`setKeyframeCap(constrained:)`); -1 before init.
     private var keyframeCapPercent = -1
     /// Frames out since the last keyframe, that keyframe included.
@@ -119,6 +120,7 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         self.image = image
         self.configuration = configuration
         keyframeCapPercent = configuration.maxKeyframeSizePercent
+        keyframeLimit = KeyframeRateLimit(minimumIntervalMicroseconds: configuration.minimumKeyframeRequestIntervalMicroseconds)
     }
 
     deinit {
@@ -181,12 +183,10 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     /// less than `minimumKeyframeRequestIntervalMicroseconds` earlier.
     @discardableResult
     public mutating func requestKeyframe(nowMicroseconds now: Int64) -> KeyframeRequestOutcome {
-        if let last = lastAcceptedRequestMicroseconds,
-           now - last < configuration.minimumKeyframeRequestIntervalMicroseconds {
+        guard keyframeLimit.accept(at: now) else {
             stats.keyframeRequestsLimited += 1
             return .rateLimited
         }
-        lastAcceptedRequestMicroseconds = now
         keyframePending = true
         stats.keyframeRequestsAccepted += 1
         return .accepted
@@ -195,7 +195,7 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     /// Makes the next frame a keyframe whatever the rate limit says: media just started to flow
     /// to a receiver that has seen nothing (a WebRTC connection came up).
     public mutating func forceKeyframe(nowMicroseconds now: Int64) {
-        lastAcceptedRequestMicroseconds = now
+        keyframeLimit.restart(at: now)
         keyframePending = true
     }
 

@@ -1,3 +1,5 @@
+import RTCShareCore
+
 /// The built-in receiver's decoder, whichever codec the stream is: one switch here, so the
 /// receiver decodes and checks pictures the same way for both.
 public enum VideoDecoder: ~Copyable {

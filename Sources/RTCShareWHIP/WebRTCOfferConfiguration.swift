@@ -1,4 +1,4 @@
-import RTCShareMedia
+import RTCShareCore
 import RTCShareDTLS
 import RTCShareRTP
 

@@ -1,11 +1,11 @@
 import COpus
 import CSRTP
 import CVPX
-import RTCShareCore
+import RTCShare
 
 /// What this binary is and what it runs on, for `--version` and `--build-info`.
 enum BuildInfo {
-    static let version = "0.1.0"
+    static var version: String { RTCShareVersion.current }
 
     static var versionLine: String { "rtcshare \(version)" }
 

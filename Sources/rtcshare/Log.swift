@@ -1,8 +1,5 @@
 import Glibc
 import RTCShare
-import RTCShareIO
-import RTCShareMedia
-import RTCShareRTP
 
 /// Lines for the user on standard error: events as they happen, a status line a second on a
 /// terminal, and a summary at the end; `--stats-json` gets one JSON object a second.

@@ -1,6 +1,4 @@
 import RTCShare
-import RTCShareIO
-import RTCShareRTP
 
 /// Options of `--peer host:port`: RTP/SRTP straight to a receiver, and the SDP it opens.
 struct PeerOptions: CommandLineOptions {

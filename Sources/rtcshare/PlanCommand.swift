@@ -1,7 +1,5 @@
 import Glibc
 import RTCShare
-import RTCShareCore
-import RTCShareMedia
 
 /// `rtcshare plan`: where the memory would go, and whether it fits.
 struct PlanCommand: CommandLineCommand {
@@ -37,23 +35,22 @@ struct PlanCommand: CommandLineCommand {
             configuration.videoCodec = VideoCodecChoice(rawValue: configuration.videoCodec.resolvedAlone.rawValue) ?? .vp8
         }
         do {
-            if options.source == "testsrc" {
+            switch options.sourceChoice {
+            case .testPattern(_, let orientation, _, _):
                 let asked = configuration.outputSize ?? PictureSize(width: 1920, height: 1080)
-                let source = TestSource(width: asked.width, height: asked.height,
-                                        orientation: Orientation(rawValue: options.simulateOrientation ?? 1) ?? .up)
-                report(source, configuration)
-            } else if options.isX11 {
-                let source = try X11Source(display: options.x11Display, framesPerSecond: configuration.framesPerSecond)
+                report(TestSource(width: asked.width, height: asked.height, orientation: orientation), configuration)
+            case .x11(let display):
+                let source = try X11Source(display: display, framesPerSecond: configuration.framesPerSecond)
                 var auto = configuration
                 auto.outputSize = nil
                 let largest = source.fit(auto).outputSize  // the screen is shrunk to the output as it is read
                 report(source, source.fit(configuration), largestFitting: largest)
-            } else if let path = options.ipcPath {
-                report(IPCSource(path: path, maxSize: PictureSize(parsing: options.ipcMaxSize) ?? IPCSource.defaultMaxSize),
-                       configuration)
-            } else {
-                let source = try Y4MSource(path: String(options.source.dropFirst("y4m:".count)))
-                report(source, configuration)
+            case .ipc(let path, let maxSize):
+                report(IPCSource(path: path, maxSize: maxSize), configuration)
+            case .y4m(let path):
+                report(try Y4MSource(path: path), configuration)
+            case .pushed:
+                preconditionFailure("the CLI has no pushed source (ShareSourceChoice.parse refuses push)")
             }
         } catch {
             Log(quiet: false).fail("\(error)")

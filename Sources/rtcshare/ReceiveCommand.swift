@@ -1,8 +1,6 @@
 import Glibc
 import RTCShare
-import RTCShareIO
-import RTCShareMedia
-import RTCShareRTP
+import RTCShareReceive
 
 /// `rtcshare receive`: the built-in receiver, to check and benchmark a sender on this host.
 struct ReceiveCommand: CommandLineCommand {

@@ -1,8 +1,5 @@
 import Glibc
 import RTCShare
-import RTCShareCore
-import RTCShareIO
-import RTCShareMedia
 
 /// `rtcshare [share]`: runs a share from a source to the outputs given.
 struct ShareCommand: CommandLineCommand {

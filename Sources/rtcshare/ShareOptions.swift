@@ -1,6 +1,4 @@
 import RTCShare
-import RTCShareCore
-import RTCShareMedia
 
 /// Options shared by `share` and `plan`: what is sent and within what memory.
 struct ShareOptions: CommandLineOptions {
@@ -85,11 +83,7 @@ struct ShareOptions: CommandLineOptions {
             guard (1...8).contains(n) else { throw ValidationError("--simulate-orientation must be 1...8, not \(n)") }
             guard source == "testsrc" else { throw ValidationError("--simulate-orientation works with --source testsrc only") }
         }
-        guard source == "testsrc" || source.hasPrefix("y4m:") || source == "x11" || source.hasPrefix("x11:")
-                || source.hasPrefix("ipc:") else {
-            throw ValidationError("--source must be testsrc, y4m:PATH, y4m:-, x11[:DISPLAY] or ipc:PATH, not '\(source)'")
-        }
-        guard source != "ipc:" else { throw ValidationError("--source ipc: needs the path of the socket to listen on") }
+        do { _ = try ShareSourceChoice.parse(source) } catch { throw ValidationError("--source \(error)") }
         guard PictureSize(parsing: ipcMaxSize) != nil else {
             throw ValidationError("--ipc-max-size must be WxH with even sides in 16...4096, not '\(ipcMaxSize)'")
         }
@@ -97,7 +91,7 @@ struct ShareOptions: CommandLineOptions {
             throw ValidationError("--audio must be testtone, wav:PATH, ipc or none, not '\(audio)'")
         }
         guard audio != "wav:" else { throw ValidationError("--audio wav: needs the path of a WAV file") }
-        if audio == "ipc", !source.hasPrefix("ipc:") {
+        if audio == "ipc", ipcPath == nil {
             throw ValidationError("--audio ipc needs --source ipc:PATH (the producer sends the audio)")
         }
         guard (6...510).contains(audioBitrate) else {
@@ -106,8 +100,6 @@ struct ShareOptions: CommandLineOptions {
         guard TestTone.frequencies.contains(toneHz) else {
             throw ValidationError("--tone-hz must be 20...20000 Hz, not \(toneHz)")
         }
-        guard source != "x11:" else { throw ValidationError("--source x11: needs a display, e.g. x11::0 (or x11 for $DISPLAY)") }
-        guard source != "y4m:" else { throw ValidationError("--source y4m: needs a path (or - for standard input)") }
     }
 
     /// "50M", "64MiB", "1G", "52428800" → bytes.
@@ -146,28 +138,23 @@ struct ShareOptions: CommandLineOptions {
 }
 
 extension ShareOptions {
-    /// Whether the source is the X11 screen (`x11` or `x11:DISPLAY`).
-    var isX11: Bool { source == "x11" || source.hasPrefix("x11:") }
-    /// The display of `x11:DISPLAY`; nil for plain `x11` (which takes $DISPLAY).
-    var x11Display: String? { source.hasPrefix("x11:") ? String(source.dropFirst("x11:".count)) : nil }
-}
-
-extension ShareOptions {
     /// The socket path of `ipc:PATH`, or nil for other sources.
-    var ipcPath: String? { source.hasPrefix("ipc:") ? String(source.dropFirst("ipc:".count)) : nil }
+    var ipcPath: String? {
+        if case .ipc(let path, _)? = try? ShareSourceChoice.parse(source) { path } else { nil }
+    }
 
-    /// The source as the library names it.
+    /// The source as the library names it, with the options that tune it (validated first).
     var sourceChoice: ShareSourceChoice {
-        if source == "testsrc" {
-            return .testPattern(framesPerSecond: testsrcFps,
-                                orientation: Orientation(rawValue: simulateOrientation ?? 1) ?? .up,
-                                stallAfter: stall?.after, stallFor: stall?.duration ?? .zero)
+        switch (try? ShareSourceChoice.parse(source)) ?? .testPattern() {
+        case .testPattern:
+            .testPattern(framesPerSecond: testsrcFps,
+                         orientation: Orientation(rawValue: simulateOrientation ?? 1) ?? .up,
+                         stallAfter: stall?.after, stallFor: stall?.duration ?? .zero)
+        case .ipc(let path, _):
+            .ipc(path: path, maxSize: PictureSize(parsing: ipcMaxSize) ?? IPCSource.defaultMaxSize)
+        case let other:
+            other
         }
-        if isX11 { return .x11(display: x11Display) }
-        if let ipcPath {
-            return .ipc(path: ipcPath, maxSize: PictureSize(parsing: ipcMaxSize) ?? IPCSource.defaultMaxSize)
-        }
-        return .y4m(path: String(source.dropFirst("y4m:".count)))
     }
 }
 

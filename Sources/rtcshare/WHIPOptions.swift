@@ -1,6 +1,4 @@
 import RTCShare
-import RTCShareIO
-import RTCShareWHIP
 
 /// Options of `--whip URL`: publishing into a WebRTC server (ICE, DTLS-SRTP, WHIP).
 struct WHIPOptions: CommandLineOptions {

@@ -1,4 +1,5 @@
 import Foundation
+import RTCShare
 import TestSupport
 import Testing
 
@@ -16,13 +17,19 @@ import Testing
 
     /// Compiles `examples/NAME.c` into `dir`; returns its path.
     static func compileExample(_ name: String = "two_sessions", into dir: URL) throws -> String {
+        try compile(root.appendingPathComponent("examples/\(name).c").path, named: name, into: dir)
+    }
+
+    /// Compiles the C program at `source` against rtcshare.h and the built shared library
+    /// into `dir`/`name`; returns its path.
+    static func compile(_ source: String, named name: String, into dir: URL) throws -> String {
         let libraryDir = URL(fileURLWithPath: Tools.rtcshare).deletingLastPathComponent().path
         #expect(FileManager.default.fileExists(atPath: libraryDir + "/librtcshare-c.so"),
                 "librtcshare-c.so is built beside the tests (swift build builds every product)")
         let binary = dir.appendingPathComponent(name).path
         let cc = try Tools.run(Tools.which("cc") ?? "/usr/bin/cc", [
             "-std=c11", "-D_GNU_SOURCE", "-O2", "-Wall", "-Wextra", "-Werror",
-            "-o", binary, root.appendingPathComponent("examples/\(name).c").path,
+            "-o", binary, source,
             "-I", root.appendingPathComponent("Sources/CRTCShareABI/include").path,
             "-L", libraryDir, "-lrtcshare-c", "-Wl,-rpath,\(libraryDir)", "-lpthread", "-lm",
         ])
@@ -35,6 +42,27 @@ import Testing
             "receive", "--listen", "127.0.0.1:\(port)", "--srtp-key", key, "--stats-json", json,
             "--idle-timeout", "3", "--duration", "\(seconds + 8)",
         ], in: dir, name: name)
+    }
+
+    /// One version, whichever face is asked: the CLI's `--version` and the shared library's
+    /// `rtcshare_version()` (which adds the ABI number) name the same release.
+    @Test func theCLIAndTheCABIReportTheSameVersion() throws {
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let source = dir.appendingPathComponent("version.c")
+        try Data("""
+            #include <stdio.h>
+            #include "rtcshare.h"
+            int main(void) { puts(rtcshare_version()); return 0; }
+            """.utf8).write(to: source)
+        let program = try Self.compile(source.path, named: "version", into: dir)
+        let library = try Tools.run(program, [])
+        let cli = try Tools.run(Tools.rtcshare, ["--version"])
+        try #require(library.status == 0 && cli.status == 0, "\(library.stderr) \(cli.stderr)")
+        let libraryLine = String(decoding: library.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let cliLine = String(decoding: cli.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(libraryLine == "\(RTCShareVersion.current) (abi 1)", "rtcshare_version(): \(libraryLine)")
+        #expect(cliLine == "rtcshare \(RTCShareVersion.current)", "rtcshare --version: \(cliLine)")
     }
 
     @Test func twoSessionsInOneProcessReachTwoReceiversAndAThirdIsRefused() throws {

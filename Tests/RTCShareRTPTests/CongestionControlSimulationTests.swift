@@ -1,5 +1,4 @@
 import RTCShareCore
-import RTCShareMedia
 @testable import RTCShareRTP
 import TestSupport
 import Testing

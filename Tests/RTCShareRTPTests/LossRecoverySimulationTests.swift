@@ -1,6 +1,5 @@
 import RTCShareCore
 import RTCShareImpairment
-import RTCShareMedia
 @testable import RTCShareRTP
 import TestSupport
 import Testing

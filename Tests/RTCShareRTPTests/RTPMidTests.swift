@@ -1,5 +1,4 @@
 import RTCShareCore
-import RTCShareMedia
 import TestSupport
 import Testing
 @testable import RTCShareRTP

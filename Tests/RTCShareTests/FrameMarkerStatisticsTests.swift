@@ -1,6 +1,7 @@
 import RTCShare
 import RTCShareIO
 import RTCShareRTP
+import RTCShareReceive
 import Testing
 
 /// Marker accounting with a fake clock: repeats, gaps, late fills, freezes, latency.

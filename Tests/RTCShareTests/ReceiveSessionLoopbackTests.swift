@@ -5,6 +5,7 @@ import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
 import RTCShareRTP
+import RTCShareReceive
 import TestSupport
 import Testing
 

@@ -158,7 +158,8 @@ typedef struct rtcshare_stats {
 typedef struct rtcshare_process rtcshare_process;
 typedef struct rtcshare_session rtcshare_session;
 
-/* The library's version ("1.0.0 (abi 1)"); static storage. */
+/* The library's version, the one `rtcshare --version` prints, and the ABI version
+   ("0.1.0 (abi 1)"); static storage. */
 const char *rtcshare_version(void);
 
 /* One line for a status code; static storage. */

@@ -1,3 +1,4 @@
+import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
 import RTCShareRTP

@@ -1,4 +1,3 @@
-import CCore
 import RTCShareCore
 import RTCShareMedia
 

@@ -1,3 +1,4 @@
+import RTCShareCore
 import RTCShareMedia
 
 /// `--output FILE.ivf`: the video stream (VP8, or H.264 under fourcc H264) in an IVF file, for

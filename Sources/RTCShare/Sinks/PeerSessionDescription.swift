@@ -1,4 +1,5 @@
 import Glibc
+import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
 import RTCShareRTP

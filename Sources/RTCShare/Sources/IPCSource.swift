@@ -1,4 +1,3 @@
-import CCore
 import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
@@ -380,23 +379,13 @@ public final class IPCSource: VideoSource {
     /// BGRA/BGRX rows, band by band through the bounce buffer, converted into the I420 slot.
     private func convertToI420(_ layout: IPCFrameLayout, into pixels: FramePixels) -> Bool {
         let source = layout.plane0
-        let yPlane = pixels.plane(0), uPlane = pixels.plane(1), vPlane = pixels.plane(2)
         var y = 0
         while y < layout.height {
             guard let band = readBand(source, from: y, evenRows: true) else { return false }
-            var src = ccore_image()
-            src.format = layout.format == .bgra ? CCORE_PIXEL_BGRA : CCORE_PIXEL_BGRX
-            src.width = Int32(layout.width)
-            src.height = Int32(band.rows)
-            src.plane.0 = bounce.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            src.stride.0 = Int32(band.stride)
-            var dst = ccore_image()
-            dst.format = CCORE_PIXEL_I420
-            dst.width = Int32(layout.width)
-            dst.height = Int32(band.rows)
-            dst.plane = (yPlane.row(y).baseAddress, uPlane.row(y / 2).baseAddress, vPlane.row(y / 2).baseAddress)
-            dst.stride = (Int32(yPlane.stride), Int32(uPlane.stride), Int32(vPlane.stride))
-            guard ccore_bgra_to_i420(&src, &dst, CCORE_RANGE_LIMITED) == CCORE_OK else { return false }
+            let rows = FramePixels(packed: layout.format, width: layout.width, height: band.rows,
+                                   base: bounce.baseAddress!.assumingMemoryBound(to: UInt8.self), stride: band.stride)
+            let into = pixels.region(x: 0, y: y, width: layout.width, height: band.rows)
+            guard (try? PixelConversion.packedToI420(rows, into: into)) != nil else { return false }
             y += band.rows
         }
         return true

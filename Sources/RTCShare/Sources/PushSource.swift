@@ -1,4 +1,3 @@
-import CCore
 import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
@@ -213,20 +212,11 @@ public final class PushSource: VideoSource, @unchecked Sendable {
                 }
                 return true
             case .bgra, .bgrx:
-                var src = ccore_image()
-                src.format = frame.format == .bgra ? CCORE_PIXEL_BGRA : CCORE_PIXEL_BGRX
-                src.width = Int32(frame.width)
-                src.height = Int32(frame.height)
-                src.plane.0 = UnsafeMutablePointer(mutating: frame.planes[0].assumingMemoryBound(to: UInt8.self))
-                src.stride.0 = Int32(frame.strides[0])
-                let yPlane = pixels.plane(0), uPlane = pixels.plane(1), vPlane = pixels.plane(2)
-                var dst = ccore_image()
-                dst.format = CCORE_PIXEL_I420
-                dst.width = Int32(frame.width)
-                dst.height = Int32(frame.height)
-                dst.plane = (yPlane.row(0).baseAddress, uPlane.row(0).baseAddress, vPlane.row(0).baseAddress)
-                dst.stride = (Int32(yPlane.stride), Int32(uPlane.stride), Int32(vPlane.stride))
-                return ccore_bgra_to_i420(&src, &dst, CCORE_RANGE_LIMITED) == CCORE_OK
+                let source = FramePixels(packed: frame.format, width: frame.width,
+                                         height: frame.height,
+                                         base: UnsafeMutablePointer(mutating: frame.planes[0].assumingMemoryBound(to: UInt8.self)),
+                                         stride: frame.strides[0])
+                return (try? PixelConversion.packedToI420(source, into: pixels)) != nil
             }
         }
     }

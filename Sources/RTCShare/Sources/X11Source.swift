@@ -1,4 +1,3 @@
-import CCore
 import CXCB
 import RTCShareCore
 import RTCShareIO
@@ -162,15 +161,8 @@ public final class X11Source: SharedMemorySource {
     static func pageAligned(_ bytes: Int) -> Int { (bytes + 4095) & ~4095 }
 
     static func transformScratchBytes(_ plan: X11StripPlan) -> Int {
-        var src = ccore_image()
-        src.format = CCORE_PIXEL_BGRX
-        src.width = Int32(plan.screenWidth)
-        src.height = Int32(plan.screenRows)
-        var dst = ccore_image()
-        dst.format = CCORE_PIXEL_I420
-        dst.width = Int32(plan.frameWidth)
-        dst.height = Int32(max(plan.frameRows, 1))
-        return ccore_transform_scratch_size(&src, &dst, 1)
+        PixelConversion.transformScratchBytes(from: .bgrx, width: plan.screenWidth, height: plan.screenRows,
+                                              toWidth: plan.frameWidth, height: max(plan.frameRows, 1))
     }
 
     public func prepare(budget: MemoryBudget) throws(SourceError) {
@@ -196,7 +188,7 @@ public final class X11Source: SharedMemorySource {
     private enum Pass {
         case complete(changed: Bool)
         case reply(X11Connection.ImageReply, sequence: UInt32, stripY: Int)
-        case conversionFailed(ccore_status)
+        case conversionFailed(CoreError)
     }
 
     public func capture(from pool: FramePool, until deadline: MediaTime) throws(SourceError) -> CaptureOutcome {
@@ -267,8 +259,8 @@ public final class X11Source: SharedMemorySource {
             case .ready:
                 preconditionFailure("a ready reply ends no pass")
             }
-        case .conversionFailed(let status):
-            throw SourceError("x11: converting the screen failed (CCore status \(status.rawValue))")
+        case .conversionFailed(let error):
+            throw SourceError("x11: converting the screen failed (\(error))")
         }
     }
 
@@ -282,9 +274,12 @@ public final class X11Source: SharedMemorySource {
             let sequence = connection.requestImage(y: strip.screenY, rows: strip.screenRows, width: plan.screenWidth)
             let reply = connection.waitForImage(sequence, until: MonotonicClock.now() + Self.replyTimeout)
             guard reply == .ready else { return .reply(reply, sequence: sequence, stripY: strip.screenY) }
-            let status = Self.convertStrip(index, of: plan, from: segment, stride: plan.screenWidth * 4,
-                                           into: pixels, at: placement, scratch: scratchBase, scratchBytes: scratchBytes)
-            guard status == CCORE_OK else { return .conversionFailed(status) }
+            do {
+                try Self.convertStrip(index, of: plan, from: segment, stride: plan.screenWidth * 4,
+                                      into: pixels, at: placement, scratch: scratchBase, scratchBytes: scratchBytes)
+            } catch {
+                return .conversionFailed(error)
+            }
             // Hashed while the rows just written are still in cache.
             let hash = Self.hashStrip(index, of: plan, in: pixels, at: placement)
             if hash != stripHashes[index] || !hasDelivered {
@@ -300,19 +295,12 @@ public final class X11Source: SharedMemorySource {
     /// rows, so their chroma rows line up with the frame's.
     static func convertStrip(_ index: Int, of plan: X11StripPlan, from screen: UnsafeMutablePointer<UInt8>,
                              stride: Int, into pixels: FramePixels, at origin: (x: Int, y: Int) = (0, 0),
-                             scratch: UnsafeMutableRawPointer?, scratchBytes: Int) -> ccore_status {
+                             scratch: UnsafeMutableRawPointer?, scratchBytes: Int) throws(CoreError) {
         let strip = plan.strip(index)
-        let y = pixels.plane(0), u = pixels.plane(1), v = pixels.plane(2)
-        let frameY = origin.y + strip.frameY, chromaY = frameY / 2, chromaX = origin.x / 2
-        var src = ccore_image(format: CCORE_PIXEL_BGRX, width: Int32(plan.screenWidth),
-                              height: Int32(strip.screenRows), plane: (screen, nil, nil),
-                              stride: (Int32(stride), 0, 0))
-        var dst = ccore_image(format: CCORE_PIXEL_I420, width: Int32(plan.frameWidth),
-                              height: Int32(strip.frameRows),
-                              plane: (y.row(frameY).baseAddress! + origin.x, u.row(chromaY).baseAddress! + chromaX,
-                                      v.row(chromaY).baseAddress! + chromaX),
-                              stride: (Int32(y.stride), Int32(u.stride), Int32(v.stride)))
-        return ccore_transform(&src, &dst, 1, CCORE_FILTER_AUTO, CCORE_RANGE_LIMITED, scratch, scratchBytes)
+        let source = FramePixels(packed: .bgrx, width: plan.screenWidth, height: strip.screenRows,
+                                 base: screen, stride: stride)
+        let rows = pixels.region(x: origin.x, y: origin.y + strip.frameY, width: plan.frameWidth, height: strip.frameRows)
+        try PixelConversion.transform(source, into: rows, scratch: scratch, scratchBytes: scratchBytes)
     }
 
     /// The hash of strip `index`'s rows of the frame, all three planes.

@@ -1,3 +1,5 @@
+import RTCShareCore
+
 // When a receiver may send a keyframe request (PLI, RFC 4585 §6.3.1).
 //
 // Invariants:
@@ -9,16 +11,20 @@
 
 /// Rate-limits keyframe requests of one stream, sans-IO.
 public struct KeyframeRequestLimiter: Sendable, Equatable {
-    public var minimumIntervalMicroseconds: Int64
+    /// The spacing, the same rule the encoders apply to the requests they get.
+    private var limit: KeyframeRateLimit
+    public var minimumIntervalMicroseconds: Int64 {
+        get { limit.minimumIntervalMicroseconds }
+        set { limit.minimumIntervalMicroseconds = newValue }
+    }
     private var pending = false
-    private var lastSent: Int64?
     /// Requests made (`request` calls while none was pending).
     public private(set) var requested: UInt64 = 0
     /// Requests sent (what `takeDue` returned true for).
     public private(set) var sent: UInt64 = 0
 
     public init(minimumIntervalMicroseconds: Int64 = 300_000) {
-        self.minimumIntervalMicroseconds = minimumIntervalMicroseconds
+        limit = KeyframeRateLimit(minimumIntervalMicroseconds: minimumIntervalMicroseconds)
     }
 
     /// Whether a request waits to be sent.
@@ -35,10 +41,8 @@ public struct KeyframeRequestLimiter: Sendable, Equatable {
 
     /// True when a request should be sent now (and counts it as sent).
     public mutating func takeDue(now: Int64) -> Bool {
-        guard pending else { return false }
-        if let last = lastSent, now - last < minimumIntervalMicroseconds { return false }
+        guard pending, limit.accept(at: now) else { return false }
         pending = false
-        lastSent = now
         sent += 1
         return true
     }
@@ -46,7 +50,6 @@ public struct KeyframeRequestLimiter: Sendable, Equatable {
     /// When a pending request becomes due (nil: none pending).
     public var nextDeadline: Int64? {
         guard pending else { return nil }
-        guard let last = lastSent else { return Int64.min }
-        return last + minimumIntervalMicroseconds
+        return limit.nextAccepted ?? Int64.min
     }
 }

@@ -1,5 +1,4 @@
 import RTCShareCore
-import RTCShareMedia
 
 // The receive side of the transport core, sans-IO: datagrams go in with the time (and the
 // caller notes which route each came on from what `receive` says it was); `poll` hands out

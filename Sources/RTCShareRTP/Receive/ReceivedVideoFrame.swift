@@ -1,4 +1,4 @@
-import RTCShareMedia
+import RTCShareCore
 
 /// A complete encoded frame the receive core hands out, whichever codec: a VP8 frame, or an
 /// H.264 access unit in Annex B form.

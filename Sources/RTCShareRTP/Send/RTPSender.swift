@@ -1,5 +1,4 @@
 import RTCShareCore
-import RTCShareMedia
 
 // The send side of the transport core, sans-IO: video frames (VP8 or H.264, packetized by the
 // stream's codec) and Opus packets go in with the

@@ -1,4 +1,4 @@
-import RTCShareMedia
+import RTCShareCore
 
 // The codec-neutral face of video packetization that `RTPSender` drives: a packetizer turns
 // one encoded frame into a plan, and the plan hands out its packets one at a time (payload

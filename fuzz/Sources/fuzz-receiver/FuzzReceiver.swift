@@ -21,7 +21,6 @@
 
 import FuzzSupport
 import RTCShareCore
-import RTCShareMedia
 import RTCShareRTP
 
 @main

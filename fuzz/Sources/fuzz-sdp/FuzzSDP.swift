@@ -11,6 +11,7 @@
 import FuzzSupport
 import RTCShare
 import RTCShareRTP
+import RTCShareReceive
 
 @main
 enum FuzzSDP {

@@ -1,3 +1,5 @@
+import RTCShare
+
 /// `--y4m FILE`: decoded frames as YUV4MPEG2 (4:2:0, the first frame's size; frames of another
 /// size are skipped and counted). Rows are written one at a time from the decoder's planes, so
 /// no frame-sized copy is held.

@@ -1,3 +1,5 @@
+import RTCShare
+
 /// `--audio-output FILE.wav`: decoded audio as 48 kHz PCM s16le WAV; the RIFF and data sizes
 /// are patched in at `close`.
 final class WAVFileWriter {

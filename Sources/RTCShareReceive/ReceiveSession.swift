@@ -1,4 +1,5 @@
 import Glibc
+import RTCShare
 import RTCShareCore
 import RTCShareIO
 import RTCShareMedia

@@ -1,4 +1,5 @@
 import Glibc
+import RTCShare
 
 /// A file the receiver streams into (`--y4m`, `--audio-output`): whole writes, EINTR retried,
 /// and a positioned write for headers patched at the end. Errors are one line.

@@ -1,3 +1,5 @@
+import RTCShare
+import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
 import RTCShareRTP

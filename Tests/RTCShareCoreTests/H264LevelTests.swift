@@ -1,4 +1,4 @@
-import RTCShareMedia
+import RTCShareCore
 import Testing
 
 /// The level a size and rate need (H.264 Table A-1), and the `profile-level-id` announcing it.
