@@ -23,9 +23,9 @@ extension ShareError {
             switch failure {
             case _ where failure.isUnauthorized: RTCSHARE_E_UNAUTHORIZED.rawValue
             case .whip: RTCSHARE_E_SERVER.rawValue
-            case .ice: RTCSHARE_E_CONNECT.rawValue
-            case .dtls, .srtpKeys: RTCSHARE_E_SECURITY.rawValue
-            case .consentLost, .dtlsClosed: RTCSHARE_E_PEER_GONE.rawValue
+            case .transport(.ice): RTCSHARE_E_CONNECT.rawValue
+            case .transport(.dtls), .transport(.srtpKeys): RTCSHARE_E_SECURITY.rawValue
+            case .transport(.consentLost), .transport(.dtlsClosed): RTCSHARE_E_PEER_GONE.rawValue
             }
         }
     }

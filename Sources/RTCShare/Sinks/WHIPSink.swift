@@ -312,7 +312,7 @@ public final class WHIPSink: MediaSink, TransportOutput {
             transport.handle(datagram: inbox, count: count, from: source, at: now, output: self)
         }
         transport.tick(at: now, output: self)
-        if case .failed(let why) = transport.state { throw .connection(ConnectionFailure(why)) }
+        if case .failed(let why) = transport.state { throw .connection(.transport(why)) }
         if !reportedConnection, let connection = transport.connection, let connected = connection.dtlsConnectedAt {
             reportedConnection = true
             let ice = connection.iceConnectedAt.map { "ICE \(($0 - createdAt).microseconds / 1000) ms, " } ?? ""
