@@ -256,6 +256,16 @@ import Testing
         return (subscriber, summaryPath)
     }
 
+    /// Waits for the subscriber to write its summary and exit. After the share's DELETE, Janus
+    /// hangs the subscription up and the subscriber first decodes what it still holds (which
+    /// takes longer on a busy machine); SIGTERM after a minute, and it still finishes decoding
+    /// (at most 30 s) before it writes. Killing it would leave no summary.
+    static func finish(_ subscriber: BackgroundProcess) {
+        if !waitUntil(timeout: 60, interval: 0.1, { !subscriber.isRunning }) {
+            subscriber.stop(SIGTERM, timeout: 40)
+        }
+    }
+
     @Test(.enabled(if: unavailable == nil, Comment(rawValue: unavailable ?? "")))
     func aShareIntoJanusVideoRoomIsDecodedByASubscriber() throws {
         let dir = try Tools.temporaryDirectory()
@@ -287,8 +297,8 @@ import Testing
         #expect(log.contains("WHIP: connected"), "\(log)")
 
         // The share's DELETE makes Janus unpublish and hang the subscription up: the subscriber
-        // then writes its summary and exits (SIGTERM after a while if it does not).
-        if subscriber.wait(timeout: 15) == nil { subscriber.stop(SIGTERM, timeout: 5) }
+        // then writes its summary and exits.
+        Self.finish(subscriber)
         let summaryData = try #require(FileManager.default.contents(atPath: summaryPath),
                                        "no subscriber summary: \(subscriber.stderr.suffix(2000))")
         let summary = try #require(try JSONSerialization.jsonObject(with: summaryData) as? [String: Any])
@@ -386,7 +396,7 @@ import Testing
         print(log.split(separator: "\n").filter { $0.contains("WHIP:") }.joined(separator: "\n"))
         #expect(icePorts.contains { log.contains("-> 127.0.0.1:\($0)") }, "the selected pair goes through a relay: \(log)")
         for relay in relays { relay.stop() }
-        if subscriber.wait(timeout: 15) == nil { subscriber.stop(SIGTERM, timeout: 5) }
+        Self.finish(subscriber)
 
         let lines = ((try? String(contentsOfFile: statsPath, encoding: .utf8)) ?? "").split(separator: "\n")
             .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }

@@ -36,12 +36,39 @@ import Testing
         var base: String { "http://127.0.0.1:\(port)" }
 
         /// The summary so far, from GET /summary (python's urllib: no HTTP client of our own here).
-        func summary() throws -> [String: Any] {
-            let fetch = try Tools.run(Tools.which("python3") ?? "/usr/bin/python3", [
-                "-c", "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())",
-                base + "/summary",
-            ], timeout: 20)
-            return try #require(try JSONSerialization.jsonObject(with: fetch.stdout) as? [String: Any])
+        /// A fetch that fails is tried again until `timeout` passes (a busy machine only makes it
+        /// slower); then the error says what the last one got.
+        func summary(timeout: TimeInterval = 60) throws -> [String: Any] {
+            var object: [String: Any]?
+            var failure = ""
+            try waitUntil(timeout: timeout, interval: 0.5) {
+                let fetch = try Tools.run(Tools.which("python3") ?? "/usr/bin/python3", [
+                    "-c", "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=15).read().decode())",
+                    base + "/summary",
+                ], timeout: 20)
+                object = fetch.status == 0 ? (try? JSONSerialization.jsonObject(with: fetch.stdout)) as? [String: Any] : nil
+                if object == nil {
+                    failure = "status \(fetch.status), \(fetch.stdout.count) bytes: \(fetch.stderr.suffix(400))"
+                }
+                return object != nil
+            }
+            guard let object else { throw Tools.Failure(message: "GET /summary failed: \(failure)") }
+            return object
+        }
+
+        /// The summary once session `id` is over: closed by its DELETE and every frame it received
+        /// decoded and counted (aiortc's decoding lags on a busy machine, by a minute and more
+        /// for a 720p share while others decode; the server lists the session under "finished"
+        /// then, or "unfinished" after 300 s). The counts read before would be partial.
+        func summary(finished id: String, timeout: TimeInterval = 320) throws -> [String: Any] {
+            var summary: [String: Any] = [:]
+            func listed(_ key: String) -> Bool { (summary[key] as? [String] ?? []).contains(id) }
+            try waitUntil(timeout: timeout, interval: 0.5) {
+                summary = try self.summary()
+                return listed("finished") || listed("unfinished")
+            }
+            try #require(listed("finished"), "session \(id) did not finish decoding: \(summary["deletes"] ?? "")")
+            return summary
         }
 
         deinit {
@@ -107,7 +134,7 @@ import Testing
         #expect(log.contains("WHIP: connected"), "\(log)")
         // aiortc keeps the MID extension: every packet below carried its section's mid.
         #expect(log.contains("extensions: urn:ietf:params:rtp-hdrext:sdes:mid"), "\(log)")
-        let summary = try server.summary()
+        let summary = try server.summary(finished: "share10")
         let deletes = summary["deletes"] as? [String] ?? []
         #expect(deletes.contains("share10"), "the resource was DELETEd: \(summary["deletes"] ?? "")")
         let encoded = try #require(Self.framesSent(log), "\(log)")
@@ -148,9 +175,9 @@ import Testing
         #expect(log.contains("WHIP: video H264/"), "\(log)")
         #expect(log.contains("-> H.264 640x360"), "\(log)")
         #expect(stats["codec"] as? String == "h264", "\(stats)")
-        let summary = try server.summary()
         // This share's own offer (another test case may have posted since).
         let id = String(path.split(separator: "/").last!)
+        let summary = try server.summary(finished: id)
         let offer = try #require((summary["offers_by_session"] as? [String: String])?[id])
         #expect(offer.contains("H264/90000") && offer.contains("packetization-mode=1"))
         #expect(offer.contains("VP8/90000") == extra.isEmpty, "auto offers VP8 too, h264 only H.264")
@@ -195,7 +222,7 @@ import Testing
         #expect(log.contains("codec \(expected)\n"), "\(log)")
         #expect(log.contains("event 8: WHIP: connected"), "\(log)")
         #expect(log.contains("event 9: duration reached"), "\(log)")
-        let summary = try server.summary()
+        let summary = try server.summary(finished: id)
         #expect((summary["deletes"] as? [String] ?? []).contains(id))
         let own = (summary["by_session"] as? [String: Any])?[id] as? [String: Any] ?? [:]
         #expect(own["codec"] as? String == (expected == "h264" ? "video/H264" : "video/VP8"), "\(own)")
