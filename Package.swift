@@ -144,7 +144,8 @@ let package = Package(
         ),
 
         // What the test targets share and the product never links: the seeded generator, the
-        // fake clock, the simulated lossy link, and the helpers that run and wait on processes.
+        // fake clock, and the helpers that run and wait on processes. (Simulated paths are the
+        // relay's own model, RTCShareImpairment's `ImpairedPath`.)
         .target(name: "TestSupport", dependencies: ["RTCShareCore"], path: "Tests/TestSupport"),
 
         .testTarget(name: "RTCShareCoreTests", dependencies: ["RTCShareCore"]),
@@ -154,7 +155,8 @@ let package = Package(
         .testTarget(name: "InteropTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareRTP", "rtcshare", "rtcshare-producer", "rtcshare-relay", "RTCShareIO", "CXCB", "TestSupport"]),
         .testTarget(name: "RTCShareRTPTests", dependencies: ["RTCShareRTP", "RTCShareCore", "RTCShareMedia", "RTCShareImpairment",
                                                     "COpenSSL", "TestSupport"]),
-        .testTarget(name: "RTCShareICETests", dependencies: ["RTCShareICE", "RTCShareCore", "TestSupport"], resources: [.copy("Vectors")]),
+        .testTarget(name: "RTCShareICETests", dependencies: ["RTCShareICE", "RTCShareCore", "RTCShareImpairment", "TestSupport"],
+                    resources: [.copy("Vectors")]),
         .testTarget(name: "RTCShareWHIPTests", dependencies: ["RTCShareWHIP", "RTCShareRTP", "RTCShareDTLS", "TestSupport"],
                     exclude: ["Vectors"]),
         .testTarget(name: "RTCShareTransportTests",

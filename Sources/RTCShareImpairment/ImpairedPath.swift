@@ -23,7 +23,18 @@ import RTCShareCore
 
 /// One direction of an impaired path. `Payload` is what the caller carries (bytes, an index).
 public struct ImpairedPath<Payload, Random: RandomNumberGenerator> {
-    public let profile: ImpairmentProfile
+    /// What the path does. It may change mid-run (a cap lifted or moved, loss that starts):
+    /// what is queued or in flight keeps its fate, and a datagram handed in after a cap is
+    /// lifted still arrives after those queued before it (the order is kept). The burst chain
+    /// starts again in its good state only when its own figures change.
+    public var profile: ImpairmentProfile {
+        didSet {
+            if profile.burstLossPercent != oldValue.burstLossPercent || profile.meanBurstLength != oldValue.meanBurstLength {
+                bursts = GilbertElliottLoss(lossFraction: profile.burstLossPercent / 100,
+                                            meanBurstLength: profile.meanBurstLength)
+            }
+        }
+    }
     public private(set) var statistics = ImpairmentStatistics()
     /// The same counts for the datagrams handed in `settleAfter` or later after the first one
     /// (nil without `settleAfter`, or before then): a path's figures once a sender has had

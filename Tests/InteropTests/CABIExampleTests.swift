@@ -99,17 +99,34 @@ import Testing
             JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json[1]))) as? [String: Any])
         let frames = report["frames"] as? Int ?? 0
         let expected = Self.seconds * Self.fps
-        // The second session was not disturbed by the first peer going away.
-        #expect(Double(frames) >= 0.95 * Double(expected), "receiver 2 decoded \(frames) of \(expected): \(report)")
+        // The second session was not disturbed by the first peer going away (at half time): it
+        // ran to the host's stop (its goodbye ended the receiver), with no freeze of 2.5 s (a
+        // session stalled by the other's loss would freeze for good; the longest is under 0.1 s
+        // on an idle machine, about 1 s on a loaded one), and its receiver decoded what it
+        // encoded. The count is not a speed figure (two 720p sessions on a loaded machine
+        // encode fewer): at least half of 10 s at 20 fps, more than the first half alone.
+        #expect(report["stop_reason"] as? String == "bye", "\(report)")
+        #expect((report["longest_freeze_ms"] as? Double ?? .infinity) < 2500, "\(report)")
+        #expect(frames >= expected / 2, "receiver 2 decoded \(frames) of \(expected): \(report)")
         #expect(report["frames_out_of_order"] as? Int == 0, "\(report)")
         #expect(report["markers_unreadable"] as? Int == 0, "\(report)")
         #expect(report["width"] as? Int == 1280 && report["height"] as? Int == 720, "\(report)")
-        #expect((report["audio_decoded"] as? Int ?? 0) >= Self.seconds * 45, "Opus decoded: \(report)")
-        // The session's own count of what it encoded matches what its receiver decoded.
+        // The session's own counts of what it sent match what its receiver decoded.
         let summary = log.split(separator: "\n").first { $0.hasPrefix("session 2: ok;") }.map(String.init) ?? ""
+        func count(before word: String) -> Int {
+            let fields = summary.split(separator: " ")
+            return fields.firstIndex(of: Substring(word)).flatMap { $0 > 0 ? Int(fields[$0 - 1]) : nil } ?? -1
+        }
         let encoded = summary.split(separator: " ").firstIndex(of: "encoded").map {
             Int(summary.split(separator: " ")[$0 + 1]) ?? -1
         } ?? -1
-        #expect(Double(encoded) >= 0.95 * Double(expected) && abs(encoded - frames) <= 2, "sent \(encoded), received \(frames): \(summary)")
+        let audioSent = count(before: "audio"), audioDecoded = report["audio_decoded"] as? Int ?? 0
+        print("C ABI two sessions: session 2 encoded \(encoded), \(audioSent) audio packets; receiver 2 decoded \(frames), \(audioDecoded) Opus: \(report)")
+        #expect(abs(encoded - frames) <= 2, "sent \(encoded), received \(frames): \(summary)")
+        // The tone is pushed on an absolute clock that catches up after a late wake-up, so all
+        // of its 10 s goes in whatever the load: 45 packets a second of the 50, the start and
+        // end aside; and what went out was decoded.
+        #expect(audioSent >= Self.seconds * 45, "\(summary)")
+        #expect(Double(audioDecoded) >= 0.95 * Double(audioSent), "Opus decoded \(audioDecoded) of \(audioSent): \(report)")
     }
 }

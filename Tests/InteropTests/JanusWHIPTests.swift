@@ -256,6 +256,16 @@ import Testing
         return (subscriber, summaryPath)
     }
 
+    /// Waits for the subscriber to write its summary and exit. After the share's DELETE, Janus
+    /// hangs the subscription up and the subscriber first decodes what it still holds (which
+    /// takes longer on a busy machine); SIGTERM after a minute, and it still finishes decoding
+    /// (at most 30 s) before it writes. Killing it would leave no summary.
+    static func finish(_ subscriber: BackgroundProcess) {
+        if !waitUntil(timeout: 60, interval: 0.1, { !subscriber.isRunning }) {
+            subscriber.stop(SIGTERM, timeout: 40)
+        }
+    }
+
     @Test(.enabled(if: unavailable == nil, Comment(rawValue: unavailable ?? "")))
     func aShareIntoJanusVideoRoomIsDecodedByASubscriber() throws {
         let dir = try Tools.temporaryDirectory()
@@ -280,6 +290,7 @@ import Testing
             "--mem-cap", "64M", "--stats-json", statsPath,
         ])
         let share = try Tools.run(exe, args, timeout: Double(seconds) + 40)
+        let endedAt = Tools.monotonicMicroseconds()
         let log = share.stderr
         // What Janus negotiated, for the record (the answer as rtcshare read it).
         print(log.split(separator: "\n").filter { $0.contains("WHIP:") }.joined(separator: "\n"))
@@ -287,8 +298,8 @@ import Testing
         #expect(log.contains("WHIP: connected"), "\(log)")
 
         // The share's DELETE makes Janus unpublish and hang the subscription up: the subscriber
-        // then writes its summary and exits (SIGTERM after a while if it does not).
-        if subscriber.wait(timeout: 15) == nil { subscriber.stop(SIGTERM, timeout: 5) }
+        // then writes its summary and exits.
+        Self.finish(subscriber)
         let summaryData = try #require(FileManager.default.contents(atPath: summaryPath),
                                        "no subscriber summary: \(subscriber.stderr.suffix(2000))")
         let summary = try #require(try JSONSerialization.jsonObject(with: summaryData) as? [String: Any])
@@ -311,13 +322,24 @@ import Testing
         let span = times.count >= 2 ? Double((times.last! - times.first!) & 0xFFFF_FFFF) / 1e6 : 0
         let rate = Double(sent) / Double(seconds)
         let sentWhileSubscribed = rate * (span + 1 / 20)
-        print("Janus test: sent \(sent) frames after connecting (\(encoded) encoded); subscriber decoded \(decoded), markers read \(read), capture-time span \(String(format: "%.2f", span)) s ≈ \(String(format: "%.1f", sentWhileSubscribed)) frames sent meanwhile; counters \(counters.first ?? -1)…\(counters.last ?? -1); audio \(summary["audio_frames"] ?? 0)")
+        // How long before the share ended the last decoded frame was captured (µs, modulo 2^32).
+        let endGap = times.last.map { Double((Int(endedAt & 0xFFFF_FFFF) - $0) & 0xFFFF_FFFF) / 1e6 } ?? .infinity
+        let audio = summary["audio_frames"] as? Int ?? 0
+        print("Janus test: sent \(sent) frames after connecting (\(encoded) encoded); subscriber decoded \(decoded), markers read \(read), capture-time span \(String(format: "%.2f", span)) s ≈ \(String(format: "%.1f", sentWhileSubscribed)) frames sent meanwhile, the last captured \(String(format: "%.2f", endGap)) s before the share ended; counters \(counters.first ?? -1)…\(counters.last ?? -1); audio \(audio)")
         #expect(Double(decoded) >= 0.95 * sentWhileSubscribed, "decoded \(decoded) of ≈\(sentWhileSubscribed) sent while subscribed")
-        #expect(Double(decoded) >= 0.8 * Double(sent), "the subscriber saw most of the share: \(decoded) of \(sent)")
+        // The subscriber saw most of the share and saw it to its end. How soon it joins is
+        // Janus's and aiortc's set-up (in Python; seconds on a busy machine), not rtcshare's: at
+        // least half the share's time, and a frame captured within 3 s of its end (the DELETE,
+        // libcurl's reload for it and the teardown come after it).
+        #expect(span >= Double(seconds) / 2, "the subscriber decoded \(span) s of the \(seconds) s share")
+        #expect(endGap < 3, "the last frame decoded was captured \(endGap) s before the share ended")
         #expect(read == decoded, "markers read \(read) of \(decoded)")
         #expect(summary["sizes"] as? [String: Int] == ["1280x720": decoded], "\(summary["sizes"] ?? "")")
         #expect(zip(counters, counters.dropFirst()).allSatisfy { $0 <= $1 }, "counters out of order")
-        #expect((summary["audio_frames"] as? Int ?? 0) >= seconds * 40, "Opus frames decoded: \(summary["audio_frames"] ?? "")")
+        // Opus flows all the while the video does (50 frames a second sent; audio starts with
+        // the subscription, video at the first keyframe after it): at least 40 a second of the
+        // video's span.
+        #expect(Double(audio) >= 40 * span, "Opus frames decoded: \(audio) over \(span) s of video")
     }
 
     /// The same room with a 1 Mbit/s bottleneck (250 ms of queue, 20 ms each way, the relay of
@@ -380,13 +402,14 @@ import Testing
             "--source", "y4m:\(fifo)", "--size", "1280x720", "--fps", "20", "--bitrate", "2500", "--audio", "testtone",
             "--duration", "\(seconds)", "--mem-cap", "64M", "--stats-json", statsPath,
         ])
+        let startedAt = Tools.monotonicMicroseconds()
         let share = try Tools.run(exe, args, timeout: Double(seconds) + 40)
         let log = share.stderr
         #expect(share.status == 0, "rtcshare: \(log)")
         print(log.split(separator: "\n").filter { $0.contains("WHIP:") }.joined(separator: "\n"))
         #expect(icePorts.contains { log.contains("-> 127.0.0.1:\($0)") }, "the selected pair goes through a relay: \(log)")
         for relay in relays { relay.stop() }
-        if subscriber.wait(timeout: 15) == nil { subscriber.stop(SIGTERM, timeout: 5) }
+        Self.finish(subscriber)
 
         let lines = ((try? String(contentsOfFile: statsPath, encoding: .utf8)) ?? "").split(separator: "\n")
             .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
@@ -410,11 +433,20 @@ import Testing
         #expect(forwarded > 0 && relay?.toSender.int("forwarded") ?? 0 > 0, "traffic crossed the relay both ways")
         #expect(underAt.map { $0 < 5 } == true, "the target came under the 1 Mbit/s cap within 5 s: \(targets)")
         #expect(targets.dropFirst(5).allSatisfy { $0 <= 1100 }, "and stayed there: \(targets)")
-        // Janus forwarded the share to the subscriber: most of the video packets sent reached it.
+        // Janus forwarded the share to the subscriber: most of the video packets sent while it
+        // was subscribed reached it. It joins mid-stream, after Janus's and aiortc's set-up
+        // (seconds on a busy machine): what was sent before it connected (ICE, CLOCK_MONOTONIC)
+        // is left out, from the first stats line at or after then (the share's clock starts a
+        // little after `startedAt`, so a little more is left out, never less).
+        func videoSent(_ line: [String: Any]?) -> Int { (line?["packets"] as? Int ?? 0) - (line?["audio_packets"] as? Int ?? 0) }
         let videoPackets = summary["video_packets"] as? Int ?? 0
-        let sentVideoPackets = (lines.last?["packets"] as? Int ?? 0) - (lines.last?["audio_packets"] as? Int ?? 0)
+        let joinedAfter = (summary["connected_at"] as? Double).map { $0 - Double(startedAt) / 1e6 }
+        let atJoin = joinedAfter.flatMap { t in lines.first { ($0["t"] as? Double ?? 0) >= t } }
+        let sentVideoPackets = videoSent(lines.last) - videoSent(atJoin)
+        print("Janus bottleneck: the subscriber connected \(joinedAfter.map { String(format: "%.1f", $0) } ?? "-") s into the share")
+        #expect(joinedAfter != nil, "the subscriber never connected: \(summary["error"] ?? "")")
         #expect(videoPackets * 2 >= sentVideoPackets && videoPackets > 0,
-                "the subscriber received \(videoPackets) video packets of ~\(sentVideoPackets) sent")
+                "the subscriber received \(videoPackets) video packets of ~\(sentVideoPackets) sent while it was subscribed")
         // aiortc's subscriber joins mid-stream and, after a loss at the start, sometimes decodes
         // nothing more though packets keep arriving (its jitter buffer waits for a missing packet
         // until 128 are queued, and it asks for a keyframe on every frame it fails to decode):

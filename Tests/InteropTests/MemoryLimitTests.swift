@@ -104,14 +104,20 @@ import Testing
         let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json)))
         let stats = try #require(object as? [String: Any])
         let frames = (stats["frames"] as? NSNumber)?.intValue ?? 0
+        print("MemoryLimitTests --peer: sent \(sent.frames), decoded \(frames)")
         #expect(dropped >= 50, "the relay lost \(dropped)")
         #expect(Double(frames) >= 0.95 * Double(sent.frames), "decoded \(frames) of \(sent.frames) through 5 % loss")
-        #expect(sent.frames >= Self.seconds * 20 * 9 / 10, "sent \(sent.frames)")
+        // A moving 720p share all the minute: at least a quarter of 60 s at 20 fps. Not a speed
+        // figure (720p beside other shares on a loaded machine encodes 10-13 fps); the memory is
+        // what is under test.
+        #expect(sent.frames >= Self.seconds * 20 / 4, "sent \(sent.frames)")
     }
 
     @Test func a720pShareWithAudioOverWHIPLivesInside50MiB() throws {
         guard let group = Self.cgroup() else { return }
-        let server = try WHIPInteropTests.server.get()
+        // A server of its own: one Python process decodes every session of a server, and a
+        // minute of 720p would hold up the WHIP tests' sessions on the shared one.
+        let server = try WHIPInteropTests.Server()
         let dir = try Tools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let txJSON = dir.appendingPathComponent("tx.json").path
@@ -130,9 +136,16 @@ import Testing
         let last = ((try? String(contentsOfFile: txJSON, encoding: .utf8)) ?? "").split(separator: "\n").last.map(String.init) ?? "{}"
         let stats = (try? JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]) ?? [:]
         let notSent = stats["frames_dropped_connecting"] as? Int ?? 0
-        let own = (try server.summary()["by_session"] as? [String: Any])?["cgroup50"] as? [String: Any] ?? [:]
+        let own = (try server.summary(finished: "cgroup50")["by_session"] as? [String: Any])?["cgroup50"] as? [String: Any] ?? [:]
         let decoded = own["video_frames"] as? Int ?? 0
+        let span = WHIPInteropTests.captureSpan(own)
+        print("MemoryLimitTests --whip: encoded \(encoded), \(notSent) not sent, aiortc decoded \(decoded), capture span \(span) s")
         #expect(Double(decoded) >= 0.95 * Double(encoded - notSent), "aiortc decoded \(decoded) of \(encoded - notSent)")
-        #expect(encoded >= Self.seconds * 20 * 9 / 10, "encoded \(encoded)")
+        // It ran the minute (the decoded frames' capture times span it, less the connection's
+        // set-up: 5 s allowed), a moving share, not a few stills: at least a quarter of 60 s at
+        // 20 fps. Not a speed figure (720p beside other shares on a loaded machine encodes
+        // 10-13 fps); the memory is what is under test.
+        #expect(span >= Double(Self.seconds) - 5, "the decoded frames' capture times span \(span) s")
+        #expect(encoded >= Self.seconds * 20 / 4, "encoded \(encoded)")
     }
 }

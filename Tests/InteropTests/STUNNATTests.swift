@@ -151,16 +151,29 @@ import Testing
         let share = try Tools.run(exe, args, timeout: Double(seconds) + 40)
         let took = Date().timeIntervalSince(started)
         (exe, args) = lab.exec(lab.publicSide, Tools.which("python3") ?? "/usr/bin/python3", [
-            "-c", "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())",
+            "-c", "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=15).read().decode())",
             "http://\(server):\(port)/summary",
         ])
-        let fetch = try Tools.run(exe, args, timeout: 20)
-        let summary = try #require(try JSONSerialization.jsonObject(with: fetch.stdout) as? [String: Any],
-                                   "no summary: \(fetch.stderr) \(whip.stderr.suffix(1500))")
+        // The summary once the session is over: after its DELETE the server lists it under
+        // "finished" when every frame it received has been decoded and counted (aiortc lags on
+        // a busy machine), "unfinished" after 300 s; without a DELETE nothing more comes.
+        var summary: [String: Any]?
+        var fetchError = ""
+        try waitUntil(timeout: 320, interval: 0.5) {
+            let fetch = try Tools.run(exe, args, timeout: 20)
+            guard fetch.status == 0, let object = (try? JSONSerialization.jsonObject(with: fetch.stdout)) as? [String: Any] else {
+                fetchError = "status \(fetch.status): \(fetch.stderr.suffix(400))"
+                return false
+            }
+            summary = object
+            func listed(_ key: String) -> Bool { (object[key] as? [String] ?? []).contains("nat") }
+            return listed("finished") || listed("unfinished") || !listed("deletes")
+        }
+        let got = try #require(summary, "no summary: \(fetchError) \(whip.stderr.suffix(1500))")
         let last = ((try? String(contentsOfFile: statsPath, encoding: .utf8)) ?? "").split(separator: "\n").last.map(String.init) ?? "{}"
         let stats = (try? JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]) ?? [:]
         print(share.stderr.split(separator: "\n").filter { $0.contains("WHIP:") }.joined(separator: "\n"))
-        return Outcome(status: share.status, log: share.stderr, stats: stats, summary: summary, took: took)
+        return Outcome(status: share.status, log: share.stderr, stats: stats, summary: got, took: took)
     }
 
     /// The `a=candidate` lines of the first offer the server got.

@@ -42,5 +42,13 @@ extension Tools {
         return stride(from: 0, to: data.count - size + 1, by: size).map { data.subdata(in: $0..<$0 + size) }
     }
 
+    /// CLOCK_MONOTONIC in µs: the clock of rtcshare's capture times (the frame marker's row 2
+    /// holds their low 32 bits) and of the test peers' time.monotonic().
+    static func monotonicMicroseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1_000
+    }
+
     struct DecodeError: Error { let message: String }
 }

@@ -36,12 +36,39 @@ import Testing
         var base: String { "http://127.0.0.1:\(port)" }
 
         /// The summary so far, from GET /summary (python's urllib: no HTTP client of our own here).
-        func summary() throws -> [String: Any] {
-            let fetch = try Tools.run(Tools.which("python3") ?? "/usr/bin/python3", [
-                "-c", "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())",
-                base + "/summary",
-            ], timeout: 20)
-            return try #require(try JSONSerialization.jsonObject(with: fetch.stdout) as? [String: Any])
+        /// A fetch that fails is tried again until `timeout` passes (a busy machine only makes it
+        /// slower); then the error says what the last one got.
+        func summary(timeout: TimeInterval = 60) throws -> [String: Any] {
+            var object: [String: Any]?
+            var failure = ""
+            try waitUntil(timeout: timeout, interval: 0.5) {
+                let fetch = try Tools.run(Tools.which("python3") ?? "/usr/bin/python3", [
+                    "-c", "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=15).read().decode())",
+                    base + "/summary",
+                ], timeout: 20)
+                object = fetch.status == 0 ? (try? JSONSerialization.jsonObject(with: fetch.stdout)) as? [String: Any] : nil
+                if object == nil {
+                    failure = "status \(fetch.status), \(fetch.stdout.count) bytes: \(fetch.stderr.suffix(400))"
+                }
+                return object != nil
+            }
+            guard let object else { throw Tools.Failure(message: "GET /summary failed: \(failure)") }
+            return object
+        }
+
+        /// The summary once session `id` is over: closed by its DELETE and every frame it received
+        /// decoded and counted (aiortc's decoding lags on a busy machine, by a minute and more
+        /// for a 720p share while others decode; the server lists the session under "finished"
+        /// then, or "unfinished" after 300 s). The counts read before would be partial.
+        func summary(finished id: String, timeout: TimeInterval = 320) throws -> [String: Any] {
+            var summary: [String: Any] = [:]
+            func listed(_ key: String) -> Bool { (summary[key] as? [String] ?? []).contains(id) }
+            try waitUntil(timeout: timeout, interval: 0.5) {
+                summary = try self.summary()
+                return listed("finished") || listed("unfinished")
+            }
+            try #require(listed("finished"), "session \(id) did not finish decoding: \(summary["deletes"] ?? "")")
+            return summary
         }
 
         deinit {
@@ -59,6 +86,21 @@ import Testing
         let last = ((try? String(contentsOfFile: json, encoding: .utf8)) ?? "").split(separator: "\n").last.map(String.init) ?? "{}"
         let stats = (try? JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]) ?? [:]
         return (result.status, result.stderr, stats)
+    }
+
+    /// Seconds between the capture times (marker row 2, 32-bit µs, taken modulo 2^32) of the
+    /// first and last frames a session decoded with a readable marker.
+    static func captureSpan(_ own: [String: Any]) -> Double {
+        let times = (own["markers"] as? [[Int]] ?? []).map { $0[1] }
+        guard let first = times.first, let last = times.last else { return 0 }
+        return Double((last - first) & 0xFFFF_FFFF) / 1e6
+    }
+
+    /// The "audio N packets" figure of rtcshare's summary line.
+    static func audioSent(_ stderr: String) -> Int? {
+        guard let line = stderr.split(separator: "\n").last(where: { $0.contains(" frames in ") }),
+              let range = line.range(of: "; audio ") else { return nil }
+        return Int(line[range.upperBound...].prefix { $0.isNumber })
     }
 
     static func framesSent(_ stderr: String) -> Int? {
@@ -107,7 +149,7 @@ import Testing
         #expect(log.contains("WHIP: connected"), "\(log)")
         // aiortc keeps the MID extension: every packet below carried its section's mid.
         #expect(log.contains("extensions: urn:ietf:params:rtp-hdrext:sdes:mid"), "\(log)")
-        let summary = try server.summary()
+        let summary = try server.summary(finished: "share10")
         let deletes = summary["deletes"] as? [String] ?? []
         #expect(deletes.contains("share10"), "the resource was DELETEd: \(summary["deletes"] ?? "")")
         let encoded = try #require(Self.framesSent(log), "\(log)")
@@ -116,11 +158,20 @@ import Testing
         let own = (summary["by_session"] as? [String: Any])?["share10"] as? [String: Any] ?? [:]
         let decoded = own["video_frames"] as? Int ?? 0
         let sizes = own["sizes"] as? [String: Int] ?? [:]
-        // aiortc hands a frame on when the next one starts: the last one stays with it.
-        #expect(Double(decoded) >= 0.95 * Double(encoded - notSent), "aiortc decoded \(decoded) of \(encoded - notSent) sent")
         // The frames of the connection's set-up are not encoded (nobody could receive them).
         let notEncoded = stats["not_encoded_connecting"] as? Int ?? 0
-        #expect(encoded + notEncoded >= seconds * 20 * 9 / 10, "encoded \(encoded), \(notEncoded) before connecting")
+        let span = Self.captureSpan(own)
+        let audioSent = Self.audioSent(log) ?? 0, audioDecoded = own["audio_frames"] as? Int ?? 0
+        print("WHIP 720p: encoded \(encoded), \(notEncoded) not encoded connecting, \(notSent) not sent; aiortc decoded \(decoded), capture span \(span) s; audio \(audioDecoded) decoded of \(audioSent)")
+        // aiortc hands a frame on when the next one starts: the last one stays with it.
+        #expect(Double(decoded) >= 0.95 * Double(encoded - notSent), "aiortc decoded \(decoded) of \(encoded - notSent) sent")
+        // The share ran its 10 s: the decoded frames' capture times span them, less the
+        // connection's set-up (3 s allowed: aiortc's side is Python, slow on a busy machine).
+        // The count is not a speed figure (720p beside other shares on a loaded machine encodes
+        // 10 fps): at least a quarter of 10 s at 20 fps, counting those not encoded while
+        // connecting — a moving share, not a few stills.
+        #expect(span >= Double(seconds) - 3, "the decoded frames' capture times span \(span) s")
+        #expect(encoded + notEncoded >= seconds * 20 / 4, "encoded \(encoded), \(notEncoded) before connecting")
         #expect(sizes == ["1280x720": decoded], "\(sizes)")
         // Turned at the source (orientation 6): every marker readable, counters in order (a
         // repeated frame, sent while the screen is static, carries the same counter).
@@ -128,7 +179,11 @@ import Testing
         #expect(own["codec"] as? String == "video/VP8", "auto offers VP8 first and aiortc keeps it: \(own)")
         let counters = (own["markers"] as? [[Int]] ?? []).map { $0[0] }
         #expect(zip(counters, counters.dropFirst()).allSatisfy { $0 <= $1 }, "counters out of order")
-        #expect((summary["audio_frames"] as? Int ?? 0) >= seconds * 45, "Opus frames decoded: \(summary["audio_frames"] ?? "")")
+        // The Opus packets sent were decoded (aiortc's jitter buffer may keep the last few), and
+        // the tone went out all along: at least half its 50 packets a second (the audio pump
+        // skips what can no longer be on time when the pipeline falls half a second behind).
+        #expect(Double(audioDecoded) >= 0.9 * Double(audioSent), "Opus frames decoded: \(audioDecoded) of \(audioSent)")
+        #expect(audioSent >= seconds * 50 / 2, "Opus packets sent: \(audioSent)")
     }
 
     /// H.264 over WHIP: `--codec h264` offers only H.264 to the usual endpoint; the default
@@ -148,9 +203,9 @@ import Testing
         #expect(log.contains("WHIP: video H264/"), "\(log)")
         #expect(log.contains("-> H.264 640x360"), "\(log)")
         #expect(stats["codec"] as? String == "h264", "\(stats)")
-        let summary = try server.summary()
         // This share's own offer (another test case may have posted since).
         let id = String(path.split(separator: "/").last!)
+        let summary = try server.summary(finished: id)
         let offer = try #require((summary["offers_by_session"] as? [String: String])?[id])
         #expect(offer.contains("H264/90000") && offer.contains("packetization-mode=1"))
         #expect(offer.contains("VP8/90000") == extra.isEmpty, "auto offers VP8 too, h264 only H.264")
@@ -159,10 +214,15 @@ import Testing
         let encoded = try #require(Self.framesSent(log), "\(log)")
         let notSent = stats["frames_dropped_connecting"] as? Int ?? 0
         let decoded = own["video_frames"] as? Int ?? 0
-        #expect(Double(decoded) >= 0.95 * Double(encoded - notSent), "aiortc decoded \(decoded) of \(encoded - notSent) sent")
         // The frames of the connection's set-up are not encoded (nobody could receive them).
         let notEncoded = stats["not_encoded_connecting"] as? Int ?? 0
-        #expect(encoded + notEncoded >= seconds * 20 * 9 / 10, "encoded \(encoded), \(notEncoded) before connecting")
+        let span = Self.captureSpan(own)
+        print("WHIP H.264 \(id): encoded \(encoded), \(notEncoded) not encoded connecting, \(notSent) not sent; aiortc decoded \(decoded), capture span \(span) s")
+        #expect(Double(decoded) >= 0.95 * Double(encoded - notSent), "aiortc decoded \(decoded) of \(encoded - notSent) sent")
+        // As the VP8 share: it ran its 10 s (capture span, 3 s of set-up allowed), and the count
+        // is at least a quarter of 10 s at 20 fps, not a speed figure.
+        #expect(span >= Double(seconds) - 3, "the decoded frames' capture times span \(span) s")
+        #expect(encoded + notEncoded >= seconds * 20 / 4, "encoded \(encoded), \(notEncoded) before connecting")
         #expect(own["sizes"] as? [String: Int] == ["640x360": decoded], "\(own)")
         #expect(own["markers_read"] as? Int == decoded, "markers read \(own["markers_read"] ?? "") of \(decoded)")
     }
@@ -195,15 +255,20 @@ import Testing
         #expect(log.contains("codec \(expected)\n"), "\(log)")
         #expect(log.contains("event 8: WHIP: connected"), "\(log)")
         #expect(log.contains("event 9: duration reached"), "\(log)")
-        let summary = try server.summary()
+        let summary = try server.summary(finished: id)
         #expect((summary["deletes"] as? [String] ?? []).contains(id))
         let own = (summary["by_session"] as? [String: Any])?[id] as? [String: Any] ?? [:]
         #expect(own["codec"] as? String == (expected == "h264" ? "video/H264" : "video/VP8"), "\(own)")
         let encoded = log.split(separator: "\n").last { $0.hasPrefix("ok;") }
             .flatMap { line in line.split(separator: " ").firstIndex(of: "encoded").map { Int(line.split(separator: " ")[$0 + 1]) ?? 0 } } ?? 0
-        // 5 s at 20 fps, less the frames of the connection's set-up (not encoded: nobody could
-        // receive them; 2–6 frames on loopback) and the start: 85 of 100.
-        #expect(encoded >= 85, "\(log)")
+        let decoded = own["video_frames"] as? Int ?? 0
+        print("WHIP C ABI \(id): encoded \(encoded); aiortc decoded \(decoded), capture span \(Self.captureSpan(own)) s")
+        // What the session encoded reached the server (aiortc keeps the last frame), and it is a
+        // moving share, not a few stills: at least a quarter of 5 s at 20 fps. Not a speed
+        // figure: a loaded machine encodes fewer (the connection's set-up takes 2–6 frames on
+        // an idle one).
+        #expect(Double(decoded) >= 0.95 * Double(encoded), "aiortc decoded \(decoded) of \(encoded)")
+        #expect(encoded >= 25, "\(log)")
     }
 
     /// `whip_stun` through the C ABI: the STUN server is asked before the offer (here one that

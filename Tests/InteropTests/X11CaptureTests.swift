@@ -87,8 +87,14 @@ import Testing
         #expect(run.status == 0, "rtcshare failed: \(run.stderr)")
 
         let frames = try Self.decodeY(ivf, width: width, height: height)
-        // 2 s at 20 fps, give or take start-up and the last interval.
-        #expect(frames.count >= 38 && frames.count <= 42, "decoded \(frames.count) frames")
+        // Where the boxes are is under test, in every frame; the filler repeating the one
+        // source frame is judged by the gaps, not the count (a loaded machine misses ticks):
+        // never more than 2 s at 20 fps allow (42), at least half of them (20), none over
+        // 0.5 s apart.
+        let times = try Tools.ivfFrameTimes(ivf)
+        #expect(frames.count >= 20 && frames.count <= 42, "decoded \(frames.count) frames")
+        #expect(times.count == frames.count && Tools.longestGap(times) < 0.5,
+                "\(times.count) frames, longest gap \(Tools.longestGap(times)) s")
         for (n, frame) in frames.enumerated() {
             for box in Self.boxes + [Box(x: 280, y: 16, width: 80, height: 48, rgb: Self.background)] {
                 let mean = Self.meanLuma(frame, width: width, x: box.x, y: box.y, w: box.width, h: box.height,
@@ -125,11 +131,20 @@ import Testing
                                                  "--output", ivf, "--duration", "3"])
         #expect(run.status == 0, "rtcshare failed: \(run.stderr)")
         let frames = try Self.decodeY(ivf, width: 640, height: 480)
-        #expect(frames.count >= 58, "decoded \(frames.count) frames")
+        let times = try Tools.ivfFrameTimes(ivf)
+        try #require(times.count == frames.count, "\(times.count) frames in the file, \(frames.count) decoded")
+        // Frames are picked by when they went out, not by their number (a loaded machine misses
+        // ticks, so there are fewer): those of the first half second show the background, those
+        // of the last half second the box; at least half of 3 s at 20 fps (30), none over 0.5 s
+        // apart.
+        #expect(frames.count >= 30 && Tools.longestGap(times) < 0.5,
+                "decoded \(frames.count) frames, longest gap \(Tools.longestGap(times)) s")
         let lumas = frames.map { Self.meanLuma($0, width: 640, x: late.x, y: late.y, w: late.width, h: late.height) }
         let background = Box(x: 0, y: 0, width: 1, height: 1, rgb: Self.background).luma
-        #expect(lumas.prefix(10).allSatisfy { abs($0 - background) <= 8 }, "early frames: \(lumas.prefix(10))")
-        #expect(lumas.suffix(10).allSatisfy { abs($0 - late.luma) <= 8 }, "late frames: \(lumas.suffix(10))")
+        let early = lumas.indices.filter { times[$0] - times[0] < 0.5 }.map { lumas[$0] }
+        let last = lumas.indices.filter { times.last! - times[$0] < 0.5 }.map { lumas[$0] }
+        #expect(!early.isEmpty && early.allSatisfy { abs($0 - background) <= 8 }, "early frames: \(early)")
+        #expect(!last.isEmpty && last.allSatisfy { abs($0 - late.luma) <= 8 }, "late frames: \(last)")
         let delivered = try #require(Self.sourceFrames(run.stderr), "\(run.stderr)")
         #expect(delivered >= 2 && delivered <= 6, "source delivered \(delivered) frames for one change")
     }
@@ -164,13 +179,18 @@ import Testing
         let status = share.wait(timeout: 30)
         #expect(status == 0, "rtcshare: \(share.stderr)")
         let frames = try Self.decodeY(ivf, width: 1024, height: 768)
-        #expect(frames.count >= 100, "decoded \(frames.count) frames of 6 s at 20 fps")
+        // The fitting of each screen is under test, not the rate (a loaded machine misses ticks):
+        // at least half of 6 s at 20 fps (60), none over 0.5 s apart.
+        let times = try Tools.ivfFrameTimes(ivf)
+        #expect(frames.count >= 60 && Tools.longestGap(times) < 0.5,
+                "decoded \(frames.count) frames of 6 s at 20 fps, longest gap \(Tools.longestGap(times)) s")
         let black = 16.0, white = mark.luma
         func luma(_ frame: Data, _ x: Int, _ y: Int, _ w: Int, _ h: Int) -> Double {
             Self.meanLuma(frame, width: 1024, x: x, y: y, w: w, h: h, margin: 4)
         }
-        // Before: the mark where it was drawn.
-        #expect(frames.prefix(10).allSatisfy { abs(luma($0, 64, 64, 192, 128) - white) <= 8 })
+        // Before (the first second, picked by time): the mark where it was drawn.
+        let before = frames.indices.filter { times[$0] - times[0] < 1 }.map { frames[$0] }
+        #expect(!before.isEmpty && before.allSatisfy { abs(luma($0, 64, 64, 192, 128) - white) <= 8 })
         // 640x400 centred at (192, 184): black above it, the mark at (256, 248).
         let small = frames.filter { abs(luma($0, 0, 0, 1024, 180) - black) <= 4 && abs(luma($0, 256, 248, 192, 128) - white) <= 8 }
         #expect(small.count >= 10, "frames showing the 640x400 screen letterboxed: \(small.count) of \(frames.count)")
@@ -214,11 +234,14 @@ import Testing
         #expect(first.count == 1, "one frame of a still screen, got \(first.count)")
         #expect((first.first ?? 0) > 200)
         #expect(source.screenReads <= 2, "reads \(source.screenReads)")
-        #expect(source.readsSkipped >= 20, "skipped \(source.readsSkipped) of ~27 captures")
+        // Enough captures for the skipping to show: ~27 in 0.9 s at 30 a second, fewer on a
+        // loaded machine; the reads above are what is under test.
+        #expect(source.readsSkipped >= 10, "skipped \(source.readsSkipped) of ~27 captures")
 
         try xvfb.paint([Box(x: 64, y: 64, width: 192, height: 128, rgb: 0x000000)])
         let readsBefore = source.screenReads
-        let after = try captures(for: 0.3, untilFrame: true, lumaAt: 100, 100)
+        // The next capture has it (a second is only the wait's limit, for a loaded machine).
+        let after = try captures(for: 1, untilFrame: true, lumaAt: 100, 100)
         #expect(after.count == 1, "the drawing was delivered")
         #expect((after.first ?? 255) < 40, "the box is black now: luma \(after.first ?? 0)")
         #expect(source.screenReads == readsBefore + 1)

@@ -74,7 +74,11 @@ import Testing
         #expect(cpu.count == 2, "times printed: \(String(decoding: run.stdout, as: UTF8.self))")
         #expect(cpu.reduce(0, +) < 0.8, "rtcshare used \(cpu) s of CPU (user, sys) for 3 s of a 64x48 file")
         let frames = try Tools.decodeLuma(ivf, width: w, height: h)
-        #expect(frames.count >= 29 && frames.count <= 31, "decoded \(frames.count)")
+        // The stream was encoded through to its end (the last frame's column is checked below):
+        // no more than its 30 frames and a repeat, at least half of them. Not all: a file is read
+        // on its own clock in real time and catches up when late, and on a loaded machine the
+        // frames that then come too close together (or find every slot busy) are let go.
+        #expect(frames.count >= 15 && frames.count <= 31, "decoded \(frames.count)")
         // The bright column of the last frame is where the source put it (within coding error).
         if let last = frames.last {
             #expect(last[10 * w + 36] > 180 && last[10 * w + 10] < 130)

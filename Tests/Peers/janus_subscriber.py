@@ -8,13 +8,17 @@ Talks Janus's plain HTTP API (create a session, attach janus.plugin.videoroom, w
 publisher with `listparticipants`, `join` as a subscriber to its streams, answer Janus's offer
 with aiortc, `start`), long-polls the session for events (which also keeps it alive), decodes
 every video frame and reads its frame marker. When Janus hangs the subscription up (the
-publisher left), ICE closes or media stops for --idle seconds, on SIGTERM/SIGINT, or when --wait passes with no publisher, it writes a JSON summary to --summary and exits.
+publisher left), ICE closes or media stops for --idle seconds, on SIGTERM/SIGINT, or when --wait passes with no publisher, it writes a JSON summary to --summary and exits:
+once every frame received has been decoded and counted (on a busy machine aiortc's decoding lags;
+at most 30 s more), written under a temporary name and renamed, so a reader never sees half of it.
 
 Frame marker (DESIGN.md "The test source and its frame marker"): two rows of 32 blocks of
 8x16 px at the top left, row 1 the frame counter, row 2 the low 32 bits of the capture time;
 MSB first; a block is 1 when its mean luma is over 128 (the same reader as whip_server.py).
 
-The summary: video_frames, video_packets (RTP packets received), markers_read, first_counter / last_counter (of readable markers),
+The summary: video_frames, video_packets (RTP packets received), connected_at (when ICE
+connected, CLOCK_MONOTONIC seconds: when the subscription began, on the clock rtcshare's
+capture times and a test's time.monotonic()/clock_gettime share), markers_read, first_counter / last_counter (of readable markers),
 counters and capture times (µs, marker row 2; up to 4000), the longest gap between two decoded
 frames and each gap over 200 ms (frame_gaps.py), sizes, audio_frames, the publisher's feed, Janus's subscribe offer and
 aiortc's answer, and an error if something failed.
@@ -27,12 +31,14 @@ import logging
 import os
 import signal
 import sys
+import time
 import uuid
 
 import aiohttp
 from aiortc import RTCPeerConnection, RTCSessionDescription
 
-from frame_gaps import FrameGaps  # beside this script, on its sys.path
+import decoder_stop  # beside this script, on its sys.path
+from frame_gaps import FrameGaps
 from frame_marker import read_marker
 from aiortc.mediastreams import MediaStreamError
 
@@ -61,10 +67,12 @@ async def main():
     parser.add_argument("--idle", type=float, default=3, help="stop after this long without media")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
+    decoder_stop.install()
+    consumers = []  # the tasks reading the tracks; each ends once its track has
 
     s = {"video_frames": 0, "markers_read": 0, "first_counter": None, "last_counter": None,
          "counters": [], "times": [], "sizes": {}, "audio_frames": 0, "feed": None, "offer": None,
-         "answer": None, "error": None, "ice_state": None}
+         "answer": None, "error": None, "ice_state": None, "connected_at": None}
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     # A parent may have started us with these blocked (the mask is inherited across exec).
@@ -144,12 +152,14 @@ async def main():
             @pc.on("track")
             def on_track(track):
                 log.info("track %s", track.kind)
-                asyncio.ensure_future(consume(track))
+                consumers.append(asyncio.ensure_future(consume(track)))
 
             @pc.on("iceconnectionstatechange")
             def on_ice():
                 s["ice_state"] = pc.iceConnectionState
                 log.info("ICE %s", pc.iceConnectionState)
+                if pc.iceConnectionState in ("connected", "completed") and s["connected_at"] is None:
+                    s["connected_at"] = time.monotonic()
                 if pc.iceConnectionState in ("closed", "failed"):
                     stop.set()
 
@@ -205,6 +215,8 @@ async def main():
                 except Exception as e:
                     log.info("no stats: %s", e)
                 await pc.close()
+                if consumers and s["connected_at"] is not None:  # the tracks end once what they received is decoded
+                    await asyncio.wait(consumers, timeout=30)
             s.pop("last_frame_at", None)
             with open(args.summary + ".tmp", "w") as f:
                 json.dump(s, f, indent=1)

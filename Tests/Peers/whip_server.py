@@ -6,12 +6,16 @@ network namespace the test made.
 
 Listens on --host (127.0.0.1 by default; port 0 = any; the chosen port is written to
 --port-file once it listens), offers that address as aiortc's only ICE host candidate, and on
-SIGTERM/SIGINT writes a JSON summary to --summary and exits.
+SIGTERM/SIGINT writes a JSON summary to --summary and exits. Files are written whole: to a
+temporary name, then renamed, so a reader never sees half of one.
 
 Real endpoint (aiortc decodes what it receives):
   POST   /whip/<id>               201, relative Location /whip/resource/<id>, the SDP answer
   PATCH  /whip/resource/<id>      405 (aiortc does not take trickled candidates)
-  DELETE /whip/resource/<id>      200; counted in the summary
+  DELETE /whip/resource/<id>      200; counted in the summary. The session is closed and, once
+                                  every frame it received has been decoded and counted (on a
+                                  busy machine aiortc's decoding lags), its id is listed under
+                                  "finished" (under "unfinished" if that took over 300 s)
 Fixed replies for the HTTP client's error paths (no aiortc involved):
   POST /status/<code>             <code> with a two-line text body (first line names the code)
   POST /echo-auth                 401 whose body echoes the Authorization header
@@ -44,6 +48,9 @@ Relay: --relay BINARY --relay-port N --relay-stats FILE [--relay-arg=ARG ...] st
 HOST:N --forward HOST:<aiortc's port> ARG...` for /whip-relayed; its statistics (one JSON line per
 direction) go to FILE when the server stops.
 
+Closing a session does not block the server while aiortc decodes what it still holds
+(decoder_stop.py): other sessions and GET /summary are served meanwhile.
+
 Frames: every decoded video frame's size is counted and its marker read (DESIGN.md "The test
 source and its frame marker"): two rows of 32 blocks of 8x16 px at the top left, row 1 the
 frame counter, row 2 the low 32 bits of the capture time in µs; MSB first; a block is 1 when
@@ -64,7 +71,8 @@ import aioice.ice
 from aiohttp import web
 from aiortc import RTCPeerConnection, RTCRtpReceiver, RTCSessionDescription
 
-from frame_gaps import FrameGaps  # beside this script, on its sys.path
+import decoder_stop  # beside this script, on its sys.path
+from frame_gaps import FrameGaps
 from frame_marker import read_marker
 from aiortc.mediastreams import MediaStreamError
 
@@ -75,8 +83,11 @@ log = logging.getLogger("whip")
 class State:
     def __init__(self):
         self.sessions = {}  # id -> RTCPeerConnection
+        self.consumers = {}  # id -> the tasks reading its tracks (each ends once its track has)
+        self.connected = set()  # ids whose connection came up (a track of any other never ends)
         self.summary = {
             "posts": 0, "answers": [], "offers": [], "offers_by_session": {}, "deletes": [], "patches": 0,
+            "finished": [], "unfinished": [],
             "video_frames": 0, "sizes": {}, "markers_read": 0, "markers": [],
             "audio_frames": 0, "audio_sample_rates": [], "echo_bodies": [], "requests": [],
             # The video figures again per WHIP session id (tests that share the server read theirs),
@@ -85,10 +96,14 @@ class State:
         }
 
     async def consume(self, track, sid, codec):
+        """Counts what a track decodes, into the summary and the session's own figures
+        ("by_session": video frames, sizes, markers, freezes, the video codec, audio frames)."""
         s = self.summary
         own = s["by_session"].setdefault(sid, {"video_frames": 0, "sizes": {}, "markers_read": 0, "markers": [],
-                                                       "codec": codec, "longest_gap_ms": None,
-                                                       "gaps_over_200ms": []})
+                                                       "codec": None, "longest_gap_ms": None,
+                                                       "gaps_over_200ms": [], "audio_frames": 0})
+        if track.kind == "video":
+            own["codec"] = codec  # the answer's video codec (the audio track has its own)
         gaps = FrameGaps()
         try:
             while True:
@@ -112,10 +127,21 @@ class State:
                             s["markers"].append(list(marker))
                 else:
                     s["audio_frames"] += 1
+                    own["audio_frames"] += 1
                     if frame.sample_rate not in s["audio_sample_rates"]:
                         s["audio_sample_rates"].append(frame.sample_rate)
         except MediaStreamError:
             pass
+
+    async def finish(self, sid, limit=300):
+        """After a session's close: lists it under "finished" once every track of it has ended
+        (all it received decoded and counted), or under "unfinished" after `limit` seconds."""
+        tasks = self.consumers.get(sid, []) if sid in self.connected else []
+        done = True
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=limit)
+            done = not pending
+        self.summary["finished" if done else "unfinished"].append(sid)
 
 
 class Relay:
@@ -133,7 +159,8 @@ class Relay:
         if self.proc is not None:
             raise RuntimeError("one relayed session per server")
         self.target = (host, target_port)
-        self.out = open(self.args.relay_stats, "w")
+        # Written under a temporary name, renamed once the relay has exited and said it all.
+        self.out = open(self.args.relay_stats + ".tmp", "w")
         self.proc = subprocess.Popen([self.args.relay, "--listen", f"{host}:{self.args.relay_port}",
                                       "--forward", f"{host}:{target_port}", *self.args.relay_arg],
                                      stdout=self.out, stderr=subprocess.DEVNULL)
@@ -145,7 +172,10 @@ class Relay:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             self.proc.wait(timeout=10)
+        if self.proc is not None:
             self.out.close()
+            os.replace(self.args.relay_stats + ".tmp", self.args.relay_stats)
+            self.proc = None
 
 
 def make_app(state, port_holder, relay=None):
@@ -191,7 +221,12 @@ def make_app(state, port_holder, relay=None):
             for t in pc.getTransceivers():
                 if t.receiver.track is track and t._codecs:
                     codec = t._codecs[0].mimeType
-            asyncio.ensure_future(state.consume(track, sid, codec))
+            state.consumers.setdefault(sid, []).append(asyncio.ensure_future(state.consume(track, sid, codec)))
+
+        @pc.on("connectionstatechange")
+        def on_connection():
+            if pc.connectionState == "connected":
+                state.connected.add(sid)  # its receivers decode: their tracks end when it closes
 
         try:
             await pc.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
@@ -271,6 +306,7 @@ def make_app(state, port_holder, relay=None):
         pc = state.sessions.pop(sid, None)
         if pc is not None:
             await pc.close()
+            asyncio.ensure_future(state.finish(sid))
         return web.Response(status=200)
 
     async def status(request):
@@ -370,6 +406,7 @@ async def main():
     relay = Relay(args) if args.relay else None
     aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: [args.host] if use_ipv4 else []
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
+    decoder_stop.install()
 
     state = State()
     port_holder = [0]
@@ -397,10 +434,15 @@ async def main():
     await stop.wait()
     for pc in list(state.sessions.values()):
         await pc.close()
+    # What the sessions received is decoded and counted before the summary is written.
+    consumers = [t for sid, tasks in state.consumers.items() if sid in state.connected for t in tasks]
+    if consumers:
+        await asyncio.wait(consumers, timeout=30)
     if relay is not None:
         relay.stop()
-    with open(args.summary, "w") as f:
+    with open(args.summary + ".tmp", "w") as f:
         json.dump(state.summary, f, indent=1)
+    os.replace(args.summary + ".tmp", args.summary)
     await runner.cleanup()
 
 

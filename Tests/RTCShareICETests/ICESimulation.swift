@@ -1,14 +1,15 @@
 import RTCShareCore
 @testable import RTCShareICE
+import RTCShareImpairment
 import TestSupport
 
-/// Two agents in one process over a simulated link: a fake clock, fixed one-way latency and
-/// seeded loss, so a run replays exactly. Every datagram either agent sends crosses the link;
-/// `blackhole` drops everything (a peer that went away).
+/// Two agents in one process over a simulated link (`ImpairedPath`, the relay's model): a fake
+/// clock, fixed one-way latency and seeded loss, so a run replays exactly. Every datagram either
+/// agent sends crosses the link; `blackhole` drops everything (a peer that went away).
 struct ICESimulation {
     typealias Agent = ICEAgent<SeededRandom>
     struct Datagram {
-        var toA: Bool
+        var to: ICEAddress
         var bytes: [UInt8]
         var from: ICEAddress
     }
@@ -18,13 +19,11 @@ struct ICESimulation {
     var now = ICETime.zero
     /// Both directions share one link, 10 ms each way, so a seed's draws follow the order
     /// the agents sent in.
-    var link: LossyLink<Datagram>
+    var link: ImpairedPath<Datagram, SeededRandom>
     var eventsA: [(ICETime, ICEEvent)] = []
     var eventsB: [(ICETime, ICEEvent)] = []
-    var blackhole: Bool {
-        get { link.isDown }
-        set { link.isDown = newValue }
-    }
+    /// Everything sent is lost before the link (it draws nothing for it).
+    var blackhole = false
     /// Datagrams the link lost or could deliver nowhere.
     var dropped = 0
     static let addressA = try! ICEAddress(parsing: "10.0.0.1:5000")
@@ -40,7 +39,10 @@ struct ICESimulation {
         cb.role = roleB
         a = Agent(configuration: ca, random: SeededRandom(seed: seed))
         b = Agent(configuration: cb, random: SeededRandom(seed: seed &+ 1))
-        link = LossyLink(delay: .milliseconds(10), loss: .probability(loss), seed: seed &+ 2)
+        var way = ImpairmentProfile()
+        way.delay = .milliseconds(10)
+        way.lossPercent = loss * 100
+        link = ImpairedPath(profile: way, random: SeededRandom(seed: seed &+ 2))
         let hostA = a.addHostCandidate(Self.addressA)
         let hostB = b.addHostCandidate(Self.addressB)
         a.setRemoteCredentials(b.localCredentials)
@@ -60,17 +62,17 @@ struct ICESimulation {
             while true {
                 let t = buffer.withUnsafeMutableBytes { side ? a.pollTransmit(into: $0) : b.pollTransmit(into: $0) }
                 guard let t else { break }
-                if link.losesNext() {
+                if blackhole {
                     dropped += 1
                     continue
                 }
-                // Only A's and B's host addresses are reachable.
-                guard t.destination == Self.addressA || t.destination == Self.addressB else {
+                // The link decides first (a draw for every datagram, reachable or not); only A's
+                // and B's host addresses are reachable, what goes elsewhere is dropped on arrival.
+                let fate = link.submit(Datagram(to: t.destination, bytes: Array(buffer[..<t.count]), from: t.source),
+                                       bytes: t.count, at: now)
+                if fate == .lost || !(t.destination == Self.addressA || t.destination == Self.addressB) {
                     dropped += 1
-                    continue
                 }
-                link.carry(Datagram(toA: t.destination == Self.addressA, bytes: Array(buffer[..<t.count]), from: t.source),
-                           from: now)
             }
             while let e = side ? a.pollEvent() : b.pollEvent() {
                 if side { eventsA.append((now, e)) } else { eventsB.append((now, e)) }
@@ -90,12 +92,18 @@ struct ICESimulation {
             var next = end
             if let t = a.nextDeadline, t < next { next = t }
             if let t = b.nextDeadline, t < next { next = t }
-            if let t = link.nextArrival, t < next { next = t }
+            if let t = link.nextRelease, t < next { next = t }
             if next > end { break }
             now = max(now, next)
-            for d in link.arrivals(until: now) {
+            var arrived: [Datagram] = []
+            link.release(until: now) { arrived.append($0) }
+            for d in arrived {
                 _ = d.bytes.withUnsafeBytes { raw in
-                    d.toA ? a.handle(raw, from: d.from, at: now) : b.handle(raw, from: d.from, at: now)
+                    if d.to == Self.addressA {
+                        _ = a.handle(raw, from: d.from, at: now)
+                    } else if d.to == Self.addressB {
+                        _ = b.handle(raw, from: d.from, at: now)
+                    }
                 }
             }
             a.tick(at: now)

@@ -151,6 +151,43 @@ import Testing
         #expect(json.hasSuffix("}}"))
     }
 
+    @Test func aCapLiftedMidRunDrainsInOrderAndThenNothingWaits() throws {
+        // 2 Mbit/s into 1 Mbit/s with a 25 000-byte queue and 10 ms of delay for 1 s: the queue
+        // is full (200 ms) when the cap is lifted. What was queued keeps its fate; what comes
+        // after is not dropped and does not overtake it, and once the queue would have drained
+        // a datagram takes only the delay.
+        var path = try Self.path {
+            $0.rateBitsPerSecond = 1_000_000
+            $0.queueBytes = 25_000
+            $0.delay = .milliseconds(10)
+        }
+        var now = MediaTime.seconds(10)
+        var arrivals: [(index: Int, at: MediaTime)] = []
+        var lastQueued = MediaTime.zero
+        for i in 0..<250 {
+            if case .delivered(let at, _) = path.submit(i, bytes: 1000, at: now) { lastQueued = at }
+            now += .milliseconds(4)
+        }
+        let dropped = path.statistics.tailDropped
+        #expect(dropped > 100 && lastQueued - now > .milliseconds(150), "queue full: \(lastQueued - now)")
+        path.profile.rateBitsPerSecond = nil
+        for i in 250..<500 {
+            path.release(until: now) { arrivals.append(($0, now)) }
+            let fate = path.submit(i, bytes: 1000, at: now)
+            if i == 250 {
+                #expect(fate == .delivered(at: lastQueued, duplicated: false), "waits for the queue ahead: \(fate)")
+            }
+            if i == 499 { #expect(fate == .delivered(at: now + .milliseconds(10), duplicated: false), "\(fate)") }
+            now += .milliseconds(4)
+        }
+        while let next = path.nextRelease {
+            now = max(now, next)
+            path.release(until: now) { arrivals.append(($0, now)) }
+        }
+        #expect(path.statistics.tailDropped == dropped, "nothing dropped once the cap is gone")
+        #expect(arrivals.map(\.index) == arrivals.map(\.index).sorted(), "the order is kept")
+    }
+
     @Test func underTheCapNothingQueues() throws {
         var path = try Self.path { $0.rateBitsPerSecond = 10_000_000 }
         _ = Self.run(&path, count: 1_000, spacing: .milliseconds(2))

@@ -1,11 +1,13 @@
 import RTCShareCore
+import RTCShareImpairment
 @testable import RTCShareRTP
 import TestSupport
 import Testing
 
 /// The whole rate loop in fake time: `RTPSender` (pacer, delay-based estimator) and
-/// `RTPReceiver` (transport-wide feedback, receiver reports) over a simulated path whose forward
-/// direction has a bottleneck — a rate cap with a bounded tail-drop queue — and a
+/// `RTPReceiver` (transport-wide feedback, receiver reports) over a simulated path (`ImpairedPath`,
+/// the relay's model) whose forward direction has a bottleneck — a rate cap with a bounded
+/// tail-drop queue — and a
 /// `SendBitrateController` playing the session's part: the target is the smallest of every
 /// estimate and goes back to the sender's pacer; a model encoder makes frames of the target's
 /// size (20 fps, a keyframe three times as large every 3 s).
@@ -23,12 +25,30 @@ import Testing
 
     enum PeerFeedback { case transportWide, rembOnly(kbps: Int), reportsOnly }
 
+    /// A rate cap with a bounded tail-drop queue on the way to the receiver.
+    struct Bottleneck {
+        var bitsPerSecond: Int
+        var queueBytes: Int
+    }
+
+    /// The bottleneck's figures from the fates the path gives, since the test last reset them:
+    /// datagrams offered and tail-dropped, and each datagram's wait from being sent to leaving
+    /// the queue (its own serialisation included).
+    struct QueueFigures {
+        var offered = 0, dropped = 0, queued = 0
+        var totalDelay = MediaDuration.zero, maxDelay = MediaDuration.zero
+        /// The mean wait (how long the queue stood, where the longest is only its worst moment).
+        var meanDelay: MediaDuration { .microseconds(totalDelay.microseconds / Int64(max(queued, 1))) }
+    }
+
     final class Simulation {
         let sender: RTPSender
         let receiver: RTPReceiver
         let sink = Sink()
-        var forward: LossyLink<[UInt8]>
-        var backward: LossyLink<[UInt8]>
+        var forward: ImpairedPath<[UInt8], SeededRandom>
+        var backward: ImpairedPath<[UInt8], SeededRandom>
+        let delay: MediaDuration
+        var queue = QueueFigures()
         var rate: SendBitrateController
         let feedback: PeerFeedback
         let start = MediaTime(microseconds: 5_000_000)
@@ -45,7 +65,7 @@ import Testing
         let frameBytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         let budget: MemoryBudget
 
-        init(feedback: PeerFeedback, maximumKbps: Int = 2500, bottleneck: LossyLink<[UInt8]>.Bottleneck?,
+        init(feedback: PeerFeedback, maximumKbps: Int = 2500, bottleneck: Bottleneck?,
              delay: MediaDuration = .milliseconds(20), seed: UInt64) throws {
             self.feedback = feedback
             now = start
@@ -61,9 +81,13 @@ import Testing
             if case .transportWide = feedback { r.transportSequenceID = c.transportSequenceID }
             receiver = try RTPReceiver(configuration: r, budget: budget, random: SeededRandom(seed: seed &+ 1))
             rembSender = try SRTPContext(key: CongestionControlSimulationTests.key, direction: .sender)
-            forward = LossyLink(delay: delay, seed: seed &+ 2)
-            forward.bottleneck = bottleneck
-            backward = LossyLink(delay: delay, seed: seed &+ 3)
+            var way = ImpairmentProfile()
+            way.delay = delay
+            backward = ImpairedPath(profile: way, random: SeededRandom(seed: seed &+ 3))
+            way.rateBitsPerSecond = bottleneck?.bitsPerSecond
+            if let bottleneck { way.queueBytes = bottleneck.queueBytes }
+            forward = ImpairedPath(profile: way, random: SeededRandom(seed: seed &+ 2))
+            self.delay = delay
             rate = SendBitrateController(maximumKbps: maximumKbps)
             sender.setTargetBitrate(kbps: rate.targetKbps, maximumKbps: maximumKbps, at: now)
             frameBytes.initializeMemory(as: UInt8.self, repeating: 0x5A)
@@ -75,8 +99,24 @@ import Testing
         }
 
         func transmit(_ bytes: UnsafeRawBufferPointer, _ route: RTPRoute) {
-            forward.send(Array(bytes), bytes: bytes.count + 28, at: now)  // + IPv4 and UDP headers
+            let fate = forward.submit(Array(bytes), bytes: bytes.count + 28, at: now)  // + IPv4 and UDP headers
+            guard forward.profile.rateBitsPerSecond != nil else { return }
+            queue.offered += 1
+            switch fate {
+            case .tailDropped:
+                queue.dropped += 1
+            case .delivered(let at, _):
+                let wait = at - now - delay
+                queue.queued += 1
+                queue.totalDelay = queue.totalDelay + wait
+                queue.maxDelay = max(queue.maxDelay, wait)
+            case .lost:
+                break
+            }
         }
+
+        /// Lifts the cap: what is queued still drains, nothing sent after it waits longer.
+        func liftBottleneck() { forward.profile.rateBitsPerSecond = nil }
 
         var elapsed: MediaDuration { now - start }
 
@@ -94,7 +134,8 @@ import Testing
                     nextFrame = nextFrame + .milliseconds(50)
                 }
                 sender.poll(at: now, transmit: transmit)
-                for var bytes in forward.arrivals(until: now) {
+                forward.release(until: now) { datagram in
+                    var bytes = datagram
                     let n = bytes.count
                     bytes += [UInt8](repeating: 0, count: 64)
                     bytes.withUnsafeMutableBytes { raw in
@@ -107,9 +148,10 @@ import Testing
                     try injectREMB(kbps: kbps)
                     nextREMB = now + .seconds(1)
                 }
-                for bytes in sink.outgoing { backward.send(bytes, at: now) }
+                for bytes in sink.outgoing { backward.submit(bytes, bytes: bytes.count + 28, at: now) }
                 sink.outgoing = []
-                for var bytes in backward.arrivals(until: now) {
+                backward.release(until: now) { datagram in
+                    var bytes = datagram
                     let n = bytes.count
                     bytes += [UInt8](repeating: 0, count: 64)
                     bytes.withUnsafeMutableBytes { raw in sender.handle(datagram: raw, count: n, at: now, transmit: transmit) }
@@ -138,7 +180,7 @@ import Testing
     }
 
     /// A 1 Mbit/s uplink with a quarter-second queue (31.25 KB), as a home router's.
-    static let megabit = LossyLink<[UInt8]>.Bottleneck(bitsPerSecond: 1_000_000, queueBytes: 31_250)
+    static let megabit = Bottleneck(bitsPerSecond: 1_000_000, queueBytes: 31_250)
 
     @Test func aMegabitBottleneckFromTwoAndAHalfConvergesWithoutQueueOrLoss() throws {
         // The target must fall under the cap within 3 s and then keep the queue short and the
@@ -147,11 +189,11 @@ import Testing
         try sim.run(until: .seconds(3))
         let under = try #require(sim.firstTarget(below: 1000), "targets \(sim.targets.suffix(10))")
         #expect(under <= .seconds(3))
-        sim.forward.resetBottleneckFigures()
+        sim.queue = QueueFigures()
         try sim.run(until: .seconds(30))
-        let offered = sim.forward.bottleneckOffered, dropped = sim.forward.bottleneckDropped
+        let offered = sim.queue.offered, dropped = sim.queue.dropped
         #expect(dropped * 100 < offered * 2, "bottleneck dropped \(dropped) of \(offered)")
-        #expect(sim.forward.maxQueueingDelay < .milliseconds(150), "queueing up to \(sim.forward.maxQueueingDelay)")
+        #expect(sim.queue.maxDelay < .milliseconds(150), "queueing up to \(sim.queue.maxDelay)")
         // The link is used, not starved: the target settled near the cap.
         let late = sim.targets.filter { $0.0 >= .seconds(10) }.map(\.1) + [sim.rate.targetKbps]
         #expect(late.min()! >= 450 && late.max()! <= 1100, "targets after 10 s: \(late.min()!)...\(late.max()!)")
@@ -165,16 +207,16 @@ import Testing
         // A one-second queue (125 KB): the first keyframe and quarter second at 2.5 Mbit/s fill
         // most of it before any feedback can come back, so the queue takes longer to drain than
         // the target takes to fall; measured from 6 s on.
-        let deep = LossyLink<[UInt8]>.Bottleneck(bitsPerSecond: 1_000_000, queueBytes: 125_000)
+        let deep = Bottleneck(bitsPerSecond: 1_000_000, queueBytes: 125_000)
         let sim = try Simulation(feedback: .transportWide, bottleneck: deep, seed: 6)
         try sim.run(until: .seconds(6))
         let under = try #require(sim.firstTarget(below: 1000))
         #expect(under <= .seconds(3))
-        sim.forward.resetBottleneckFigures()
+        sim.queue = QueueFigures()
         try sim.run(until: .seconds(30))
-        let offered = sim.forward.bottleneckOffered, dropped = sim.forward.bottleneckDropped
+        let offered = sim.queue.offered, dropped = sim.queue.dropped
         #expect(dropped * 100 < offered * 2, "bottleneck dropped \(dropped) of \(offered)")
-        #expect(sim.forward.maxQueueingDelay < .milliseconds(150), "queueing up to \(sim.forward.maxQueueingDelay)")
+        #expect(sim.queue.maxDelay < .milliseconds(150), "queueing up to \(sim.queue.maxDelay)")
     }
 
     @Test func aQueueKeptFullByAnOvershootingEncoderIsDrained() throws {
@@ -183,21 +225,21 @@ import Testing
         // sends more than the path carries, the queue fills and then stands high and flat — no
         // gradient for the trendline, so the estimate used to climb again on a full queue. A
         // standing queue must be cut until it drains, and growth must wait while it stands.
-        let deep = LossyLink<[UInt8]>.Bottleneck(bitsPerSecond: 1_000_000, queueBytes: 125_000)
+        let deep = Bottleneck(bitsPerSecond: 1_000_000, queueBytes: 125_000)
         let sim = try Simulation(feedback: .transportWide, bottleneck: deep, seed: 7)
         sim.encoderOvershoot = 1.6
         try sim.run(until: .seconds(3))
         let under = try #require(sim.firstTarget(below: 1000), "targets \(sim.targets.suffix(10))")
         #expect(under <= .seconds(3))
         try sim.run(until: .seconds(10))
-        sim.forward.resetBottleneckFigures()
+        sim.queue = QueueFigures()
         try sim.run(until: .seconds(40))
-        let offered = sim.forward.bottleneckOffered, dropped = sim.forward.bottleneckDropped
+        let offered = sim.queue.offered, dropped = sim.queue.dropped
         #expect(dropped * 100 < offered * 2, "bottleneck dropped \(dropped) of \(offered)")
         // The model's keyframes (3 × 1.6 frames) sent on a full link still wait a while; the
         // queue must not stand (it stood at 128 ms on average, up to 368 ms, before).
-        #expect(sim.forward.meanQueueingDelay < .milliseconds(75), "mean queueing \(sim.forward.meanQueueingDelay)")
-        #expect(sim.forward.maxQueueingDelay < .milliseconds(300), "queueing up to \(sim.forward.maxQueueingDelay)")
+        #expect(sim.queue.meanDelay < .milliseconds(75), "mean queueing \(sim.queue.meanDelay)")
+        #expect(sim.queue.maxDelay < .milliseconds(300), "queueing up to \(sim.queue.maxDelay)")
         let late = sim.targets.filter { $0.0 >= .seconds(10) }.map(\.1) + [sim.rate.targetKbps]
         #expect(late.min()! >= 200, "targets after 10 s: \(late.min()!)...\(late.max()!)")
     }
@@ -206,7 +248,7 @@ import Testing
         let sim = try Simulation(feedback: .transportWide, bottleneck: Self.megabit, seed: 2)
         try sim.run(until: .seconds(15))
         #expect(sim.rate.targetKbps < 1100)
-        sim.forward.bottleneck = nil
+        sim.liftBottleneck()
         try sim.run(until: .seconds(35))
         #expect(sim.rate.targetKbps >= 2000, "targets \(sim.targets.suffix(5))")
     }
@@ -236,9 +278,9 @@ import Testing
         #expect(sim.rate.targetKbps == 700)
         #expect(sim.sender.stats.transportFeedbackReceived == 0)
         #expect(sim.sender.delayBasedEstimator!.overuses == 0)
-        sim.forward.resetBottleneckFigures()
+        sim.queue = QueueFigures()
         try sim.run(until: .seconds(10))
-        #expect(sim.forward.bottleneckDropped == 0)
+        #expect(sim.queue.dropped == 0)
     }
 
     @Test func aReportsOnlyPeerFallsBackToLoss() throws {

@@ -17,7 +17,7 @@ import Testing
                            infersLoss: Bool = true, watchesUnfinishedFrames: Bool = true) throws -> Simulation {
         let sim = try Simulation(loss: 0, delay: profile.delay, audio: audio, infersLoss: infersLoss,
                                  watchesUnfinishedFrames: watchesUnfinishedFrames, seed: seed)
-        sim.impaired = ImpairedPath(profile: try profile.validated(), random: SeededRandom(seed: seed &+ 100))
+        sim.forward = ImpairedPath(profile: try profile.validated(), random: SeededRandom(seed: seed &+ 100))
         return sim
     }
 
@@ -44,7 +44,7 @@ import Testing
         f.missing = n.missing - n.reordered
         f.recovered = n.recovered
         f.givenUp = sim.receiver.core.stats.packetsLost
-        f.bytesLost = sim.impaired!.statistics.bytesLost
+        f.bytesLost = sim.forward.statistics.bytesLost
         f.bytesRetransmitted = sim.sender.stats.bytesRetransmitted
         f.rtt = sim.receiver.core.smoothedRTTMicroseconds
         return f
@@ -171,7 +171,7 @@ import Testing
         // keyframe lost: asked for before any round trip is known, they must still be waited
         // for and used, with no keyframe request.
         let sim = try Simulation(loss: 0, delay: .milliseconds(140), seed: 43)
-        sim.forward.loseIndices = [2, 3]
+        sim.forwardLosesIndices = [2, 3]
         try sim.run(for: .seconds(3))
         let rx = sim.receiver.core
         #expect(rx.nackCounters.recovered == 2, "\(rx.nackCounters) \(rx.stats)")

@@ -11,8 +11,8 @@ import Testing
 @Suite struct RTPSenderSimulationTests {
     static let key = try! SRTPMasterKey(profile: .aesCM128HmacSHA1_80, bytes: (0..<30).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 5) })
 
-    /// One direction of the simulated path (TestSupport's link), in the RTP core's time.
-    typealias Link = LossyLink<[UInt8]>
+    /// One direction of the simulated path (the relay's model), in the RTP core's time.
+    typealias Link = ImpairedPath<[UInt8], SeededRandom>
 
     /// The far end: the receive core (`RTPReceiver`, as the built-in receiver runs it), with
     /// what it hands out collected. Feedback the core does not make itself (REMB, FIR) can be
@@ -108,23 +108,35 @@ import Testing
                                     infersLoss: infersLoss, watchesUnfinishedFrames: watchesUnfinishedFrames,
                                     seed: seed &+ 3)
             sendsAudio = audio
-            forward = Link(delay: delay, loss: .percent(loss), seed: seed &+ 1)
-            backward = Link(delay: delay, loss: .percent(0), seed: seed &+ 2)
+            var way = ImpairmentProfile()
+            way.delay = delay
+            backward = Link(profile: way, random: SeededRandom(seed: seed &+ 2))
+            way.lossPercent = Double(loss)
+            forward = Link(profile: way, random: SeededRandom(seed: seed &+ 1))
             self.rtx = rtx
         }
 
-        /// When set, the way to the receiver is this impaired path (bursty loss, jitter…) instead
-        /// of `forward`.
-        var impaired: ImpairedPath<[UInt8], SeededRandom>?
         /// When each frame was handed out, in fake time.
         var handedOut: [MediaTime] = []
+        /// Datagrams towards the receiver (counted from 0) lost whatever the path does: a test
+        /// that needs particular packets lost. They never reach the path (it draws nothing for them).
+        var forwardLosesIndices: Set<Int> = []
+        /// Datagrams sent towards the receiver, and of those lost by `forwardLosesIndices`.
+        private(set) var forwardSent = 0
+        private(set) var forwardLostByIndex = 0
+        /// The way back is cut: everything the receiver sends is lost, with no draw (a receiver
+        /// gone silent).
+        var backwardIsDown = false
+        /// Datagrams lost on the way to the receiver: by the path, and by index.
+        var forwardLost: Int { Int(forward.statistics.lost) + forwardLostByIndex }
 
         func transmit(_ bytes: UnsafeRawBufferPointer, _ route: RTPRoute) {
-            if impaired != nil {
-                impaired!.submit(Array(bytes), bytes: bytes.count, at: now)
-            } else {
-                forward.send(Array(bytes), at: now)
+            defer { forwardSent += 1 }
+            if forwardLosesIndices.contains(forwardSent) {
+                forwardLostByIndex += 1
+                return
             }
+            forward.submit(Array(bytes), bytes: bytes.count, at: now)
         }
 
         func run(for duration: MediaDuration) throws {
@@ -150,14 +162,16 @@ import Testing
                     nextAudio = nextAudio + .milliseconds(20)
                 }
                 sender.poll(at: now, transmit: transmit)
-                for bytes in forward.arrivals(until: now) { receiver.receive(bytes, at: now) }
-                impaired?.release(until: now) { receiver.receive($0, at: now) }
+                forward.release(until: now) { receiver.receive($0, at: now) }
                 let before = receiver.frames.count
                 receiver.core.poll(at: now, output: receiver)
                 for _ in before..<receiver.frames.count { handedOut.append(now) }
-                for bytes in receiver.outgoing { backward.send(bytes, at: now) }
+                if !backwardIsDown {
+                    for bytes in receiver.outgoing { backward.submit(bytes, bytes: bytes.count, at: now) }
+                }
                 receiver.outgoing = []
-                for var bytes in backward.arrivals(until: now) {
+                backward.release(until: now) { datagram in
+                    var bytes = datagram
                     let count = bytes.count
                     bytes += [UInt8](repeating: 0, count: 64)
                     bytes.withUnsafeMutableBytes { raw in
@@ -183,8 +197,8 @@ import Testing
         let sim = try Simulation(loss: 5, seed: 11)
         try sim.run(for: .seconds(5))
         let stats = sim.sender.stats
-        #expect(sim.forward.lost > 10, "the link lost \(sim.forward.lost)")
-        #expect(stats.nacksReceived >= sim.forward.lost - 5)
+        #expect(sim.forwardLost > 10, "the link lost \(sim.forwardLost)")
+        #expect(stats.nacksReceived >= sim.forwardLost - 5)
         #expect(stats.packetsRetransmitted >= stats.nacksReceived - 5)
         // Nearly every hole was filled by a resend in time; a packet is given up only when its
         // resends were lost too (then the frame is lost and a keyframe asked for).
@@ -227,7 +241,7 @@ import Testing
         // 6 KB of history holds one frame: by the time a NACK comes back (40 ms RTT) the lost
         // packet's frame is gone.
         let sim = try Simulation(loss: 0, delay: .milliseconds(20), historyBytes: 6 << 10, seed: 13)
-        sim.forward.loseIndices = [30]
+        sim.forwardLosesIndices = [30]
         try sim.run(for: .seconds(1))
         #expect(sim.sender.stats.retransmitsMissed >= 1)
         #expect(sim.requests.contains { $0.1.keyframe })
@@ -315,7 +329,8 @@ import Testing
         try sim.run(for: .milliseconds(300))
         sim.sender.finish(at: sim.now, transmit: sim.transmit)
         sim.now = sim.now + .milliseconds(50)
-        let what = sim.forward.arrivals(until: sim.now).map { sim.receiver.receive($0, at: sim.now) }
+        var what: [RTPReceiverInput] = []
+        sim.forward.release(until: sim.now) { what.append(sim.receiver.receive($0, at: sim.now)) }
         #expect(what.contains(.control(goodbye: true)))
         #expect(sim.receiver.core.stats.byeReceived)
         #expect(sim.sender.nextDeadline == nil, "no more reports after the goodbye")
@@ -338,7 +353,7 @@ import Testing
         #expect(sim.sender.stats.pacedPacketsExpired == 0)
         sim.now = sim.now + .milliseconds(50)
         var order: [Bool] = []  // true: the goodbye
-        for bytes in sim.forward.arrivals(until: sim.now) {
+        sim.forward.release(until: sim.now) { bytes in
             order.append(sim.receiver.receive(bytes, at: sim.now) == .control(goodbye: true))
         }
         sim.receiver.core.poll(at: sim.now, output: sim.receiver)
@@ -350,7 +365,7 @@ import Testing
         let sim = try Simulation(loss: 0, seed: 18)
         try sim.run(for: .seconds(2))
         #expect(sim.requests.allSatisfy { $0.1.feedback == nil }, "reports every 200 ms: never silent")
-        sim.backward.isDown = true
+        sim.backwardIsDown = true
         let silentFrom = sim.now
         try sim.run(for: .seconds(8))
         let silences = sim.requests.filter { if case .silent? = $0.1.feedback { true } else { false } }
@@ -360,7 +375,7 @@ import Testing
         if let said = silences.first?.at {
             #expect(said > silentFrom + .milliseconds(4_700) && said <= silentFrom + .milliseconds(5_010))
         }
-        sim.backward.isDown = false
+        sim.backwardIsDown = false
         try sim.run(for: .seconds(1))
         let ends = sim.requests.compactMap { if case .resumed(let ms)? = $0.1.feedback { ms } else { nil } }
         #expect(ends.count == 1)
@@ -374,7 +389,7 @@ import Testing
             try sim.run(for: .seconds(2))
             let s = sim.sender.stats
             let r = sim.receiver.core
-            return [s.packetsSent, s.nacksReceived, s.packetsRetransmitted, sim.forward.lost,
+            return [s.packetsSent, s.nacksReceived, s.packetsRetransmitted, sim.forwardLost,
                     Int(r.stats.packets), Int(r.stats.nackPackets), Int(r.nackCounters.recovered),
                     sim.receiver.frames.count, Int(sim.sender.video.ssrc & 0xFFFF), Int(r.ssrc & 0xFFFF)]
         }

@@ -48,20 +48,42 @@ import Testing
         #expect(Self.push(agent, count: 1) == [.notRunning], "before start nothing is taken")
         try agent.start()
         #expect(waitUntil(timeout: 5) { log.all.contains(.started) }, "\(log.all)")
+        let startedAt = Double(MonotonicClock.now().microseconds) / 1e6
         let running = Self.push(agent, count: 20)
+        let pauseAskedAt = Double(MonotonicClock.now().microseconds) / 1e6
         agent.pause()
         let whilePaused = Self.push(agent, count: 10)
+        let resumeAskedAt = Double(MonotonicClock.now().microseconds) / 1e6
         agent.resume()
         let resumed = Self.push(agent, count: 20)
+        let stopAskedAt = Double(MonotonicClock.now().microseconds) / 1e6
         agent.stop(reason: "the broadcast was ended from the control centre")
         let stats = try agent.wait()
 
-        #expect(running.filter { $0 == .accepted }.count >= 18)
-        #expect(whilePaused.allSatisfy { $0 == .accepted }, "pushing while paused is accepted and let go of")
-        #expect(resumed.filter { $0 == .accepted }.count >= 18)
-        #expect(stats.droppedWhilePaused >= 5, "\(stats)")
-        // Frames went out before and after the pause, not during it (the filler held the rate).
-        #expect(stats.encodedFrames >= 30 && stats.encodedFrames <= 45, "\(stats)")
+        // A push is taken, or skipped as busy when the encoder is behind (a loaded machine's
+        // is, now and then); never refused once taken. `.started` can come before the capture
+        // thread has taken its first picture, and pushes until then are refused as not running
+        // (one or two on a loaded machine). Most are taken: at least half.
+        for (phase, results) in [("running", running), ("paused", whilePaused), ("resumed", resumed)] {
+            let taking = phase == "running" ? Array(results.drop { $0 == .notRunning }) : results
+            #expect(taking.allSatisfy { $0 == .accepted || $0 == .busy }, "\(phase): \(results)")
+            #expect(results.filter { $0 == .accepted }.count * 2 >= results.count, "\(phase): \(results)")
+        }
+        #expect(stats.droppedWhilePaused >= 5, "pushing while paused is accepted and let go of: \(stats)")
+        // Frames went out before and after the pause, not during it (the filler held the rate
+        // then, not while paused), judged by when they went out (the file's frame times): none
+        // from a quarter second after the pause was asked (a frame under way may finish) until
+        // the resume. The count only bounds it: no more than 20 fps allow for the time it ran
+        // (about 2 s; longer on a loaded machine, whose pushes take longer), with the same
+        // quarter second after the pause and after the stop were asked; at least half of the
+        // 2 s at 20 fps (20).
+        let times = try Tools.ivfFrameTimes(ivf)
+        #expect(times.count == stats.encodedFrames, "\(times.count) frames in the file, \(stats)")
+        #expect(times.contains { $0 < pauseAskedAt } && times.contains { $0 > resumeAskedAt }, "frames before and after the pause")
+        let duringPause = times.filter { $0 > pauseAskedAt + 0.25 && $0 < resumeAskedAt }
+        #expect(duringPause.isEmpty, "\(duringPause.count) frames went out while paused")
+        let ran = (pauseAskedAt - startedAt) + (stopAskedAt - resumeAskedAt)
+        #expect(stats.encodedFrames >= 20 && Double(stats.encodedFrames) <= 20 * (ran + 0.5), "\(stats) in \(ran) s running")
         #expect(stats.keyframes >= 2, "the resumed share starts with a keyframe")
         let events = log.all
         let paused = try #require(events.firstIndex(of: .paused))

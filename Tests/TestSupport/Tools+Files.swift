@@ -22,4 +22,27 @@ extension Tools {
         }
         return last
     }
+
+    /// The times of an IVF file's frames in seconds, from each frame's header and the file's
+    /// timebase (rtcshare writes each frame's encode time, CLOCK_MONOTONIC µs): how far apart
+    /// the frames went out, whatever their number.
+    public static func ivfFrameTimes(_ path: String) throws -> [Double] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        func u32(_ at: Int) -> UInt64 { (0..<4).reduce(0) { $0 | UInt64(data[data.startIndex + at + $1]) << (8 * $1) } }
+        func u64(_ at: Int) -> UInt64 { u32(at) | u32(at + 4) << 32 }
+        guard data.count >= 32, data.prefix(4) == Data("DKIF".utf8) else { throw Failure(message: "\(path) is not IVF") }
+        let (denominator, numerator) = (Double(u32(16)), Double(u32(20)))
+        var times: [Double] = []
+        var at = Int(u32(6) & 0xFFFF)  // the header's length
+        while at + 12 <= data.count {
+            times.append(Double(u64(at + 4)) * numerator / denominator)
+            at += 12 + Int(u32(at))
+        }
+        return times
+    }
+
+    /// The longest time between two consecutive frames (0 for fewer than two).
+    public static func longestGap(_ times: [Double]) -> Double {
+        zip(times, times.dropFirst()).map { $1 - $0 }.max() ?? 0
+    }
 }
