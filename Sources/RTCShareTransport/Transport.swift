@@ -206,11 +206,10 @@ public final class Transport<Random: RandomNumberGenerator> {
     /// When `tick` has something to do next.
     public var nextDeadline: MediaTime? {
         var earliest = connection?.nextDeadline
-        if state == .connected {
-            for candidate in [sender?.nextDeadline, receiver?.nextDeadline] {
-                if let c = candidate, earliest == nil || c < earliest! { earliest = c }
-            }
-        }
+        guard state == .connected else { return earliest }
+        // No array of candidates: this runs every loop iteration.
+        if let c = sender?.nextDeadline, earliest.map({ c < $0 }) ?? true { earliest = c }
+        if let c = receiver?.nextDeadline, earliest.map({ c < $0 }) ?? true { earliest = c }
         return earliest
     }
 

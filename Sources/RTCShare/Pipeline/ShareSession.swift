@@ -179,7 +179,8 @@ public final class ShareSession: Sendable {
             drain(at: now)
             guard reason == nil else { break }
             var wake = pipeline.nextWakeup
-            for w in [audio?.nextWakeup, outputsWake] { if let w, w < wake { wake = w } }
+            if let w = audio?.nextWakeup, w < wake { wake = w }
+            if let w = outputsWake, w < wake { wake = w }
             loop.wait(until: wake)
         }
 
