@@ -53,11 +53,4 @@ public struct TransportRequests: Sendable, Equatable {
         self.peerLeft = peerLeft
         self.nextWakeup = nextWakeup
     }
-
-    /// The same requests with the transport's next deadline.
-    public func waking(at deadline: MediaTime?) -> TransportRequests {
-        var copy = self
-        copy.nextWakeup = deadline
-        return copy
-    }
 }
