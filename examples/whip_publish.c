@@ -2,10 +2,12 @@
  * Publishes one share into a WebRTC server over WHIP through the C ABI: the test pattern and a
  * tone, at 1280x720 and 20 fps, for a number of seconds.
  *
- *   whip_publish URL SECONDS [BIND_HOST:PORT [CODEC [STUN_HOST:PORT]]]
+ *   whip_publish URL SECONDS [BIND_HOST:PORT [CODEC [STUN_HOST:PORT [RECONNECT]]]]
  *
  * CODEC is vp8, h264 or auto (the default: both offered, the server picks). STUN_HOST:PORT is a
- * STUN server asked for the public address before the offer (behind NAT).
+ * STUN server asked for the public address before the offer (behind NAT; "" for none).
+ * RECONNECT is whip_reconnect: 0 (the default) publishes again for ever after a lost connection,
+ * N > 0 at most N attempts in a row, -1 never.
  * Prints the events and one summary line; exits 0 when the share ran to its end.
  */
 #include <stdio.h>
@@ -23,7 +25,8 @@ static void on_event(void *user, const rtcshare_event *event) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s URL SECONDS [BIND_HOST:PORT [vp8|h264|auto [STUN_HOST:PORT]]]\n", argv[0]);
+        fprintf(stderr, "usage: %s URL SECONDS [BIND_HOST:PORT [vp8|h264|auto [STUN_HOST:PORT [RECONNECT]]]]\n",
+                argv[0]);
         return 2;
     }
     rtcshare_process *process = rtcshare_process_create(64ull << 20);
@@ -35,7 +38,8 @@ int main(int argc, char **argv) {
     c.audio = RTCSHARE_AUDIO_TESTTONE;
     c.whip_url = argv[1];
     c.whip_bind = argc > 3 ? argv[3] : NULL;
-    c.whip_stun = argc > 5 ? argv[5] : NULL;
+    c.whip_stun = argc > 5 && argv[5][0] ? argv[5] : NULL;
+    c.whip_reconnect = argc > 6 ? atoi(argv[6]) : 0;
     c.duration_seconds = atof(argv[2]);
     if (argc > 4) {
         c.video_codec = strcmp(argv[4], "h264") == 0  ? RTCSHARE_CODEC_H264

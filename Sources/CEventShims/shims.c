@@ -57,3 +57,47 @@ uint64_t rtcs_loop_timerfd_drain(int fd) {
     uint64_t count = 0;
     return read(fd, &count, sizeof count) == sizeof count ? count : 0;
 }
+
+#include <linux/errqueue.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+
+int rtcs_udp_enable_errors(int fd) {
+    int on = 1;
+    struct sockaddr_storage local;
+    socklen_t length = sizeof local;
+    if (getsockname(fd, (struct sockaddr *)&local, &length) != 0) return -1;
+    if (local.ss_family == AF_INET6) return setsockopt(fd, IPPROTO_IPV6, IPV6_RECVERR, &on, sizeof on);
+    return setsockopt(fd, IPPROTO_IP, IP_RECVERR, &on, sizeof on);
+}
+
+int rtcs_udp_take_unreachable(int fd, void *destination, unsigned *length) {
+    int found = 0;
+    // Bounded: the queue holds at most what the receive buffer allows; 64 a call is plenty.
+    for (int i = 0; i < 64; i++) {
+        struct sockaddr_storage to;
+        char control[256];
+        char data[1];
+        struct iovec iov = {.iov_base = data, .iov_len = sizeof data};
+        struct msghdr msg = {.msg_name = &to, .msg_namelen = sizeof to, .msg_iov = &iov, .msg_iovlen = 1,
+                             .msg_control = control, .msg_controllen = sizeof control};
+        if (recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) return found;
+            return found > 0 ? found : -1;
+        }
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+            int v4 = c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_RECVERR;
+            int v6 = c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_RECVERR;
+            if (!v4 && !v6) continue;
+            const struct sock_extended_err *e = (const struct sock_extended_err *)CMSG_DATA(c);
+            int icmp = e->ee_origin == SO_EE_ORIGIN_ICMP || e->ee_origin == SO_EE_ORIGIN_ICMP6;
+            if (!icmp || e->ee_errno != ECONNREFUSED) continue;
+            unsigned n = msg.msg_namelen < *length ? msg.msg_namelen : *length;
+            memcpy(destination, &to, n);
+            *length = n;
+            found++;
+        }
+    }
+    return found;
+}

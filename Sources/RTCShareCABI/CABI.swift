@@ -25,7 +25,8 @@ extension ShareError {
             case .whip: RTCSHARE_E_SERVER.rawValue
             case .transport(.ice): RTCSHARE_E_CONNECT.rawValue
             case .transport(.dtls), .transport(.srtpKeys): RTCSHARE_E_SECURITY.rawValue
-            case .transport(.consentLost), .transport(.dtlsClosed): RTCSHARE_E_PEER_GONE.rawValue
+            case .transport(.consentLost), .transport(.dtlsClosed), .transport(.peerUnreachable):
+                RTCSHARE_E_PEER_GONE.rawValue
             }
         }
     }
@@ -152,6 +153,13 @@ final class CSession: @unchecked Sendable {
         case .receiverLeft(let output):
             type = RTCSHARE_EVENT_RECEIVER_LEFT
             text = output
+        case .reconnecting(_, let attempt, let reason, _):
+            type = RTCSHARE_EVENT_RECONNECTING
+            value = Int64(attempt)
+            text = reason
+        case .reconnected(_, let ms):
+            type = RTCSHARE_EVENT_RECONNECTED
+            value = ms
         case .memoryPressure(let resident, _, let step):
             type = RTCSHARE_EVENT_MEMORY_PRESSURE
             value = Int64(resident)
@@ -283,6 +291,14 @@ private func configuration(_ c: rtcshare_config, error: inout String) -> ShareAg
             error = "whip: \(e)"
             return nil
         }
+        switch c.whip_reconnect {
+        case 0: whip.reconnect.limit = .forever
+        case -1: whip.reconnect.limit = .off
+        case 1...: whip.reconnect.limit = .attempts(Int(c.whip_reconnect))
+        default:
+            error = "whip_reconnect must be 0 (for ever), -1 (never) or a number of attempts"
+            return nil
+        }
         whip.sendsAudio = out.share.audio != nil
         whip.framesPerSecond = out.share.framesPerSecond
         out.transport = .whip(whip)
@@ -313,9 +329,10 @@ private func configuration(_ c: rtcshare_config, error: inout String) -> ShareAg
     return out
 }
 
-/// The `struct_size`s accepted: this header's, the one before `whip_stun` was appended, and
-/// the one before `video_codec`.
+/// The `struct_size`s accepted: this header's, the ones before `whip_reconnect` and `whip_stun`
+/// were appended, and the one before `video_codec`.
 private let configSizes: Set<Int> = [MemoryLayout<rtcshare_config>.size,
+                                     MemoryLayout<rtcshare_config>.offset(of: \rtcshare_config.whip_reconnect)!,
                                      MemoryLayout<rtcshare_config>.offset(of: \rtcshare_config.whip_stun)!,
                                      MemoryLayout<rtcshare_config>.offset(of: \rtcshare_config.video_codec)!]
 

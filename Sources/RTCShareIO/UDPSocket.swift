@@ -1,3 +1,4 @@
+import CEventShims
 import Glibc
 
 /// An IPv4 or IPv6 address and port, as the socket calls take it.
@@ -229,6 +230,22 @@ public final class UDPSocket: @unchecked Sendable {
         // ECONNREFUSED: an ICMP port-unreachable for an earlier send (the receiver is not up yet).
         if errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNREFUSED || errno == EINTR { return .nothing }
         return .failed(errno)
+    }
+
+    /// Has the kernel queue ICMP errors for this socket (`takeUnreachable` reads them): how an
+    /// unconnected socket learns that its peer's port closed (a server that restarted).
+    public func reportUnreachable() -> Bool { rtcs_udp_enable_errors(descriptor) == 0 }
+
+    /// Empties the socket's error queue; the destination of the newest datagram an ICMP port
+    /// unreachable came back for, if any. Call whenever the socket wakes the loop once
+    /// `reportUnreachable` is on: a queued error keeps the socket ready.
+    public func takeUnreachable() -> SocketAddress? {
+        var address = SocketAddress()
+        var length = UInt32(MemoryLayout<sockaddr_storage>.size)
+        let found = withUnsafeMutablePointer(to: &address.storage) { rtcs_udp_take_unreachable(descriptor, $0, &length) }
+        guard found > 0 else { return nil }
+        address.length = socklen_t(length)
+        return address
     }
 
     /// Waits until a datagram is waiting or the timeout passes; true if one is.

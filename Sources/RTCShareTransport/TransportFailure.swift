@@ -14,6 +14,9 @@ public enum TransportFailure: Error, Equatable, Sendable, CustomStringConvertibl
     case dtlsClosed
     /// The keys DTLS exported could not key SRTP.
     case srtpKeys(String)
+    /// The peer's port answered ICMP "port unreachable": nothing listens there any more (the
+    /// server restarted or dropped the session).
+    case peerUnreachable
 
     public var description: String {
         switch self {
@@ -22,6 +25,7 @@ public enum TransportFailure: Error, Equatable, Sendable, CustomStringConvertibl
         case .dtls(let error): "DTLS: \(error)"
         case .dtlsClosed: "DTLS: the server closed the association"
         case .srtpKeys(let why): "SRTP keys from DTLS: \(why)"
+        case .peerUnreachable: "the server's port is closed (ICMP port unreachable): its session is gone"
         }
     }
 }

@@ -52,6 +52,10 @@ final class Log: @unchecked Sendable {
             line("rtcshare: the receiver (\(output)) is reporting again after \(ms / 1000) s of silence")
         case .receiverLeft(let output):
             line("rtcshare: the receiver (\(output)) left (RTCP BYE); still sending")
+        case .reconnecting(let output, let attempt, let reason, let ms):
+            line("rtcshare: reconnecting (\(output)): \(reason); attempt \(attempt) in \(String(format1: Double(ms) / 1000)) s")
+        case .reconnected(let output, let ms):
+            line("rtcshare: reconnected (\(output)) \(String(format1: Double(ms) / 1000)) s after the connection was lost")
         case .finished(let reason):
             line("rtcshare: finished: \(reason)")
         }
@@ -88,6 +92,7 @@ final class Log: @unchecked Sendable {
                 + ",\"keyframes\":\(p.stats.keyframes),\"repeats\":\(p.stats.repeatedFrames),\"wakeups\":\(p.stats.wakeups)"
                 + ",\"not_encoded_connecting\":\(p.stats.notEncodedConnecting)"
                 + ",\"source_frames\":\(p.stats.sourceFrames),\"restarts\":\(p.stats.sourceRestarts)"
+                + ",\"reconnects\":\(p.stats.reconnects)"
                 + ",\"audio_packets\":\(p.stats.audioPackets),\"audio_fec_loss_pct\":\(p.stats.audioExpectedLossPercent)"
             if let t {
                 json += ",\"packets\":\(t.packetsSent),\"bytes\":\(t.bytesSent),\"send_drops\":\(t.sendDrops)"
@@ -120,6 +125,7 @@ final class Log: @unchecked Sendable {
             + "dropped \(s.droppedTooFast) too fast + \(s.droppedByRing) queue + \(s.droppedByEncoder) encoder "
             + "(\(s.skippedOverBudget) over its budget; \(s.codedAgainstDrop) coded against its drop); "
             + "restarts \(s.sourceRestarts)"
+        if s.reconnects > 0 { text += "; reconnected \(s.reconnects) times" }
         if s.notEncodedConnecting > 0 { text += "; \(s.notEncodedConnecting) not encoded while connecting" }
         if s.audioPackets > 0 { text += "; audio \(s.audioPackets) packets" }
         if s.bitrateChanges > 0 { text += "; bitrate changed \(s.bitrateChanges) times, last \(s.targetBitrateKbps) kbit/s" }

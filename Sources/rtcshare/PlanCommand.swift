@@ -85,7 +85,7 @@ struct PlanCommand: CommandLineCommand {
         for item in plan.items {
             lines.append("  " + pad(item.name) + mib(item.bytes))
         }
-        if plan.startupPeakBytes > 0 || plan.closingPeakBytes > 0 {
+        if plan.startupPeakBytes > 0 || plan.closingPeakBytes > 0 || plan.reconnectPeakBytes > 0 {
             lines.append("  " + pad("running") + mib(plan.totalBytes))
         }
         if plan.startupPeakBytes > 0 {
@@ -94,6 +94,9 @@ struct PlanCommand: CommandLineCommand {
         }
         if plan.closingPeakBytes > 0 {
             lines.append("  " + pad("peak at closing (encoder gone, libcurl for the DELETE)") + mib(plan.closingPeakBytes))
+        }
+        if plan.reconnectPeakBytes > 0 {
+            lines.append("  " + pad("peak reconnecting (libcurl for DELETE and POST)") + mib(plan.reconnectPeakBytes))
         }
         lines.append("  " + pad("total") + mib(plan.peakBytes)
                      + (plan.fits ? "  fits" : "  DOES NOT FIT"))

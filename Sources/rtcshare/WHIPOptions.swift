@@ -9,6 +9,7 @@ struct WHIPOptions: CommandLineOptions {
     var iceTimeout = 10
     var consentTimeout = 30
     var stun: [String] = []
+    var reconnect = "forever"
 
     static var options: [OptionSpec<WHIPOptions>] {
         let d = WHIPOptions()
@@ -27,7 +28,13 @@ struct WHIPOptions: CommandLineOptions {
             .option("ice-timeout", \.iceTimeout, value: "seconds",
                     help: "Give up when no ICE path to the server works within this long.", defaults: d),
             .option("consent-timeout", \.consentTimeout, value: "seconds",
-                    help: "End the share when the server has not confirmed consent (RFC 7675) for this long.", defaults: d),
+                    help: "Consider the connection lost when the server has not confirmed consent (RFC 7675) for this long.",
+                    defaults: d),
+            .option("reconnect", \.reconnect, value: "forever|N|off",
+                    help: "Publish again when the connection is lost or the POST fails for a reason that may pass "
+                        + "(a 5xx, a timeout, consent lost): back-off 1 s doubling to 30 s, the server's Retry-After "
+                        + "honoured; N attempts in a row, or off to end the share at the first failure.",
+                    defaults: d),
         ]
     }
 
@@ -52,6 +59,7 @@ struct WHIPOptions: CommandLineOptions {
         guard stun.count <= 8 else { throw ValidationError("--stun: at most 8 servers") }
         guard (1...120).contains(iceTimeout) else { throw ValidationError("--ice-timeout must be 1...120 seconds") }
         guard (2...300).contains(consentTimeout) else { throw ValidationError("--consent-timeout must be 2...300 seconds") }
+        _ = try Self.reconnectLimit(reconnect)
     }
 
     /// The WHIP settings (nil without `--whip`); reads the token file.
@@ -76,7 +84,21 @@ struct WHIPOptions: CommandLineOptions {
         c.framesPerSecond = framesPerSecond
         c.connectTimeoutSeconds = iceTimeout
         c.consentTimeoutSeconds = consentTimeout
+        c.reconnect.limit = try Self.reconnectLimit(reconnect)
         return c
+    }
+
+    /// `--reconnect forever|N|off` (N: 1...1000000 attempts in a row).
+    static func reconnectLimit(_ text: String) throws(ValidationError) -> ReconnectPolicy.Limit {
+        switch text {
+        case "forever": return .forever
+        case "off", "0": return .off
+        default:
+            guard let n = Int(text), (1...1_000_000).contains(n) else {
+                throw ValidationError("--reconnect must be forever, off or a number of attempts (1...1000000), not '\(text)'")
+            }
+            return .attempts(n)
+        }
     }
 
     /// `--stun a.b.c.d:port`: a numeric IPv4 address only (nothing is resolved) and a port.

@@ -306,8 +306,9 @@ import Testing
         let dir = try Tools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let example = try CABIExampleTests.compileExample("whip_publish", into: dir)
-        // Longer than the 10 s ICE connect timeout: the share must end by failing, not by time.
-        let run = try Tools.run(example, [server.base + path, "20", "127.0.0.1:0"], timeout: 60)
+        // Longer than the 10 s ICE connect timeout: the share must end by failing, not by time
+        // (whip_reconnect -1: the first failure ends it; retries have tests of their own).
+        let run = try Tools.run(example, [server.base + path, "20", "127.0.0.1:0", "auto", "", "-1"], timeout: 60)
         let log = String(decoding: run.stdout, as: UTF8.self) + run.stderr
         #expect(run.status == 1, "\(log)")
         #expect(log.contains(message), "\(log)")
@@ -325,6 +326,7 @@ import Testing
         try (token + "\n").write(toFile: tokenFile, atomically: true, encoding: .utf8)
         let (status, log, _) = try Self.share([
             "--whip", server.base + path, "--token-file", tokenFile, "--size", "640x360", "--duration", "3",
+            "--reconnect", "off",
         ], seconds: 3, in: dir)
         #expect(status != 0)
         let errors = log.split(separator: "\n").filter { $0.contains("error") }
@@ -352,7 +354,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let (status, log, stats) = try Self.share([
             "--whip", server.base + "/whip-bad-fingerprint/badfp", "--whip-bind", "127.0.0.1:0",
-            "--size", "640x360", "--duration", "8",
+            "--size", "640x360", "--duration", "8", "--reconnect", "off",
         ], seconds: 8, in: dir)
         #expect(status != 0)
         #expect(log.contains("DTLS") && log.lowercased().contains("fingerprint"), "\(log)")
@@ -368,7 +370,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let share = try BackgroundProcess(Tools.rtcshare, [
             "--whip", server.base + "/whip/gone", "--whip-bind", "127.0.0.1:0", "--size", "640x360",
-            "--duration", "30", "--consent-timeout", "4",
+            "--duration", "30", "--consent-timeout", "4", "--reconnect", "off",
         ], in: dir, name: "share")
         defer { share.kill() }
         try #require(share.waitForOutput(containing: "WHIP: connected", timeout: 15), "\(share.stderr)")
@@ -391,7 +393,7 @@ import Testing
         let started = Date()
         let (status, log, _) = try Self.share([
             "--whip", server.base + "/whip-dead-ice/deadice", "--whip-bind", "127.0.0.1:0",
-            "--size", "640x360", "--duration", "20", "--ice-timeout", "3",
+            "--size", "640x360", "--duration", "20", "--ice-timeout", "3", "--reconnect", "off",
         ], seconds: 20, in: dir)
         let took = Date().timeIntervalSince(started)
         #expect(status != 0)

@@ -44,6 +44,16 @@ int rtcs_loop_timerfd_arm(int fd, int64_t microseconds);
 /// Reads and clears the expiry count.
 uint64_t rtcs_loop_timerfd_drain(int fd);
 
+/// Asks the kernel to queue ICMP errors for UDP socket `fd` (IP_RECVERR, and IPV6_RECVERR on an
+/// IPv6 socket): an unconnected UDP socket otherwise never learns that a peer's port closed.
+int rtcs_udp_enable_errors(int fd);
+
+/// Drains `fd`'s error queue (MSG_ERRQUEUE, non-blocking). For each ICMP "port unreachable" it
+/// writes the destination of the datagram that caused it into `destination` (at most
+/// `*length` bytes; `*length` is set) and counts it. Returns how many were port-unreachable
+/// (the last one's destination is in `destination`), 0 when none, -1 with errno.
+int rtcs_udp_take_unreachable(int fd, void *destination, unsigned *length);
+
 #ifdef __cplusplus
 }
 #endif

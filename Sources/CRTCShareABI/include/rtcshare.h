@@ -50,7 +50,7 @@ enum rtcshare_status {
     RTCSHARE_E_CONNECT = -11,         /* ICE found no working path to the server in time */
     RTCSHARE_E_SECURITY = -12,        /* DTLS failed: the server's certificate is not the answer's
                                          fingerprint, a handshake timeout, SRTP keys unusable */
-    RTCSHARE_E_PEER_GONE = -13,       /* the server stopped answering (consent lost) or closed DTLS */
+    RTCSHARE_E_PEER_GONE = -13,       /* the server stopped answering (consent lost), closed DTLS, or its port closed */
 };
 
 /* Pixel formats a pushed picture may have. */
@@ -107,6 +107,12 @@ typedef struct rtcshare_config {
                                * behind NAT); a server that does not answer costs at most ~1 s and
                                * the offer goes with host candidates. NULL: none. Appended in ABI
                                * version 1's third edition. */
+    int32_t whip_reconnect;   /* a lost connection (or a POST answered 5xx, timed out) is published
+                               * again with back-off (1 s doubling to 30 s, Retry-After honoured),
+                               * reported by RTCSHARE_EVENT_RECONNECTING / _RECONNECTED: 0 (default)
+                               * for ever, N > 0 at most N attempts in a row, -1 never (the first
+                               * failure ends the session). Appended in ABI version 1's fourth
+                               * edition. */
 } rtcshare_config;
 
 /* A picture handed in; planes are read during the call only. */
@@ -133,6 +139,8 @@ enum rtcshare_event_type {
     RTCSHARE_EVENT_RECEIVER_HEARD_AGAIN = 11, /* value: ms the silence lasted; text: the output */
     RTCSHARE_EVENT_MEMORY_PRESSURE = 12, /* value: resident bytes; text: what gave way ("frame rate lowered to 10 fps") */
     RTCSHARE_EVENT_RECEIVER_LEFT = 13,   /* the receiver sent RTCP BYE; the share goes on; text: the output */
+    RTCSHARE_EVENT_RECONNECTING = 14,    /* the connection was lost or a POST failed; value: attempt (1, 2, …); text: why */
+    RTCSHARE_EVENT_RECONNECTED = 15,     /* media flows again; value: ms since the connection was lost */
 };
 
 typedef struct rtcshare_event {

@@ -26,4 +26,23 @@ public enum ConnectionFailure: Error, Equatable, Sendable, CustomStringConvertib
         default: false
         }
     }
+
+    /// Whether trying again can help: not after the server refused the request or the
+    /// configuration (a 4xx that says so, an answer rtcshare cannot use), or the token.
+    public var retry: ReconnectPolicy.Retry {
+        switch self {
+        case .transport:
+            return .temporary(afterSeconds: nil)
+        case .whip(_, let error):
+            switch error {
+            case .httpStatus(let status, _):
+                if [400, 401, 403, 404, 405, 415, 422].contains(status) { return .permanent }
+                return (200...299).contains(status) ? .permanent : .temporary(afterSeconds: nil)
+            case .timeout, .transport, .responseTooLarge:
+                return .temporary(afterSeconds: nil)
+            case .missingLocation, .badURL, .wrongContentType, .badToken, .answerSyntax, .noUsableVideoCodec, .badAnswer:
+                return .permanent
+            }
+        }
+    }
 }

@@ -63,7 +63,7 @@ public final class ShareAgent: @unchecked Sendable {
         let session = ShareSession(configuration: share, onEvent: onEvent)
         self.session = session
         let context = Context(transport: configuration.transport, session: session, processBudget: processBudget,
-                              notice: { onEvent(.notice($0)) })
+                              notice: { onEvent(.notice($0)) }, event: onEvent)
         func open<T>(_ make: () throws(SourceError) -> T) throws(ShareError) -> T {
             do { return try make() } catch { throw .source(error.description) }
         }
@@ -124,6 +124,7 @@ public final class ShareAgent: @unchecked Sendable {
         let session: ShareSession
         let processBudget: ProcessBudget?
         let notice: @Sendable (String) -> Void
+        let event: @Sendable (ShareEvent) -> Void
     }
 
     /// A share ready to run.
@@ -152,7 +153,7 @@ public final class ShareAgent: @unchecked Sendable {
             throw .doesNotFit("cannot map the \(plan.budgetBytes >> 10) KiB frame budget: \(error)")
         }
         let (audio, audioSinks) = try openAudio(share, for: source, budget: budget, notice: context.notice)
-        let (peer, whip) = try openOutputs(context.transport, share, plan: plan, budget: budget, notice: context.notice)
+        let (peer, whip) = try openOutputs(context.transport, share, plan: plan, budget: budget, context)
         let sinks: [any MediaSink] = audioSinks + [peer as (any MediaSink)?, whip].compactMap { $0 }
         let codec = whip?.videoCodec ?? share.videoCodec.resolvedAlone
         let session = context.session
@@ -180,7 +181,7 @@ public final class ShareAgent: @unchecked Sendable {
     /// The network output: a peer (`--peer`), a WHIP publication (`--whip`, whose whole
     /// signalling happens here), or none.
     private static func openOutputs(_ transport: ShareTransport, _ share: ShareConfiguration, plan: MemoryPlan,
-                                    budget: MemoryBudget, notice: @Sendable (String) -> Void)
+                                    budget: MemoryBudget, _ context: Context)
         throws(ShareError) -> (PeerSink?, WHIPSink?)
     {
         let h264Level = H264Level.idc(width: plan.outputSize.width, height: plan.outputSize.height,
@@ -196,9 +197,17 @@ public final class ShareAgent: @unchecked Sendable {
             // The server's answer picks among the codecs the choice offers.
             whip.videoCodecs = share.videoCodec.offered
             whip.h264LevelIDC = h264Level
-            let sink = try WHIPSink(configuration: whip, budget: budget)
-            if let line = sink.gatheringNotice { notice("WHIP: \(line)") }
-            for line in sink.negotiated { notice("WHIP: \(line)") }
+            let session = context.session
+            let deadline = share.duration.map { MonotonicClock.now() + $0 }
+            let sink = try WHIPSink(configuration: whip, budget: budget, deadline: deadline,
+                                    isStopRequested: { session.isStopRequested }) {
+                guard case .reconnecting(let attempt, let reason, let ms) = $0 else { return }
+                context.event(.reconnecting(output: "whip \(whip.url)", attempt: attempt, reason: reason,
+                                            retryInMilliseconds: ms))
+            }
+            for line in sink.takeNotices() { context.notice(line) }
+            if let line = sink.gatheringNotice { context.notice("WHIP: \(line)") }
+            for line in sink.negotiated { context.notice("WHIP: \(line)") }
             return (nil, sink)
         }
     }

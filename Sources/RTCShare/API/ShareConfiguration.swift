@@ -42,6 +42,9 @@ public struct ShareConfiguration: Sendable, Equatable {
     /// What the outputs load to close once the encoder has gone (libcurl for a WHIP DELETE):
     /// the planner's closing phase.
     public var outputClosingHeapBytes = 0
+    /// What the output loads beside the running share to publish again after a lost
+    /// connection (libcurl for the DELETE and POST; 0: it does not reconnect).
+    public var outputReconnectHeapBytes = 0
     /// The output takes video only once a connection is up (WHIP): the encoder's first frames
     /// come after the transport and its libraries are resident, which the planner counts for
     /// H.264 (`MemoryPlanner.h264LateFirstFramesBytes`).

@@ -20,6 +20,12 @@ public enum ShareEvent: Sendable, Equatable {
     /// The receiver said goodbye (RTCP BYE): it closed its session. The share goes on (a
     /// receiver may come back, and a WHIP server's subscribers are not the publisher's to judge).
     case receiverLeft(output: String)
+    /// An output's connection was lost (or its first POST failed) and is being made again:
+    /// attempt `attempt` comes in `retryInMilliseconds`. Nothing is encoded meanwhile.
+    case reconnecting(output: String, attempt: Int, reason: String, retryInMilliseconds: Int64)
+    /// Media flows again on that output, this long after the connection was lost; the next
+    /// frame is a keyframe.
+    case reconnected(output: String, afterMilliseconds: Int64)
     /// Resident memory reached the governor's line: the share gave way by `step`.
     case memoryPressure(residentBytes: Int, limitBytes: Int, step: MemoryGovernorStep)
     /// Once a second while running: the counters so far and the outputs' transport figures.
@@ -93,6 +99,8 @@ public struct ShareStats: Sendable, Equatable {
     /// The packet loss the Opus encoder prepares for (in-band FEC), percent, from the receiver's reports.
     public var audioExpectedLossPercent = 0
     public var sourceRestarts = 0
+    /// Times an output's connection was made again after it was lost.
+    public var reconnects = 0
     /// The video bitrate congestion control allows now (kbit/s, for everything on the wire:
     /// the pacer runs at it), and how often the encoder's bitrate changed (delay, REMB, loss,
     /// the host, the transport's overhead).

@@ -39,6 +39,9 @@ public struct WHIPConfiguration: Sendable {
     /// The HTTP exchange: connect and total timeouts.
     public var httpConnectTimeoutSeconds = 5.0
     public var httpTotalTimeoutSeconds = 10.0
+    /// A lost connection or a failed POST is tried again with back-off (`ReconnectPolicy`);
+    /// `limit` `.off` ends the share at the first failure instead.
+    public var reconnect = ReconnectPolicy.Configuration()
 
     public init(url: String, token: WHIPToken? = nil) {
         self.url = url

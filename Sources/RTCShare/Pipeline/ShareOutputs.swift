@@ -71,6 +71,7 @@ final class ShareOutputs {
         for sink in sinks {
             let requests = try sink.service(at: now)
             for line in sink.takeNotices() { onEvent(.notice(line)) }
+            for change in sink.takeConnectionChanges() { pipeline.connection(change, output: sink.name) }
             if let lost = requests.audioFractionLost, let audio {
                 audio.receiverReport(fractionLost: lost)
                 pipeline.audioExpectedLoss(percent: audio.expectedLossPercent)

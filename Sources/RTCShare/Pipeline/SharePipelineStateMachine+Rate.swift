@@ -110,6 +110,18 @@ extension SharePipelineStateMachine {
         stats.audioExpectedLossPercent = percent
     }
 
+    /// An output's connection was lost and is being made again, or came back (its transport's
+    /// `mediaStarted` then asks for the keyframe).
+    public mutating func connection(_ change: ConnectionChange, output: String) {
+        switch change {
+        case .reconnecting(let attempt, let reason, let ms):
+            push(.event(.reconnecting(output: output, attempt: attempt, reason: reason, retryInMilliseconds: ms)))
+        case .reconnected(let ms):
+            stats.reconnects += 1
+            push(.event(.reconnected(output: output, afterMilliseconds: ms)))
+        }
+    }
+
     private mutating func mediaStarted(_ requests: TransportRequests, at now: MediaTime) {
         keyframeNow = true
         pathTriedAt = now + Self.untriedPath

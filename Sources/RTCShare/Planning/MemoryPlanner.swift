@@ -33,15 +33,21 @@ public struct MemoryPlan: Sendable, Equatable {
     /// 0: nothing), and the encoder line's bytes, which are free by then.
     public var closingHeapBytes = 0
     public var encoderBytes = 0
+    /// What publishing again loads beside everything running (libcurl for a WHIP reconnect's
+    /// DELETE and POST; 0: the output does not reconnect).
+    public var reconnectHeapBytes = 0
 
     /// What the share holds once running.
     public var totalBytes: Int { items.reduce(0) { $0 + $1.bytes } }
     /// The resident size while the output closes: everything running but the encoder, plus
     /// what closing loads (0 when closing loads nothing).
     public var closingPeakBytes: Int { closingHeapBytes > 0 ? totalBytes - encoderBytes + closingHeapBytes : 0 }
-    /// The process's peak: the highest of the three phases — the encoder's start-up, running,
-    /// and closing.
-    public var peakBytes: Int { max(totalBytes, startupPeakBytes, closingPeakBytes) }
+    /// The resident size while a lost connection is made again: everything running, the
+    /// encoder included, plus what publishing loads.
+    public var reconnectPeakBytes: Int { reconnectHeapBytes > 0 ? totalBytes + reconnectHeapBytes : 0 }
+    /// The process's peak: the highest of the phases — the encoder's start-up, running, a
+    /// reconnect, and closing.
+    public var peakBytes: Int { max(totalBytes, startupPeakBytes, closingPeakBytes, reconnectPeakBytes) }
     public var fits: Bool { peakBytes <= capBytes }
 
     /// Source frames: the one kept for repeats (it is the encoder's input when no transform is
@@ -246,6 +252,7 @@ public enum MemoryPlanner {
         plan.videoCodec = configuration.videoCodec
         plan.encoderBytes = encoder
         plan.closingHeapBytes = configuration.outputClosingHeapBytes
+        plan.reconnectHeapBytes = configuration.outputReconnectHeapBytes
         // The encoder is made first (`ShareSession.prepareEncoder`): at its start only the
         // runtime is resident beside it.
         switch configuration.videoCodec {

@@ -77,6 +77,8 @@ public protocol MediaSink: AnyObject {
     var descriptors: [Int32] { get }
     /// One-line notices for the user gathered since the last call (connected, a peer left).
     func takeNotices() -> [String]
+    /// Connection lost and made again since the last call (a WHIP output that reconnects).
+    func takeConnectionChanges() -> [ConnectionChange]
     /// Whether a video frame sent now can reach anyone. False while a connection is still
     /// being made (WHIP before DTLS-SRTP is up): when no sink accepts video the pipeline does
     /// not encode the frame at all (`ShareStats.notEncodedConnecting`), so the first frame
@@ -91,5 +93,6 @@ extension MediaSink {
     public var transportStats: TransportStats? { nil }
     public var descriptors: [Int32] { [] }
     public func takeNotices() -> [String] { [] }
+    public func takeConnectionChanges() -> [ConnectionChange] { [] }
     public var acceptsVideo: Bool { true }
 }

@@ -1,0 +1,261 @@
+import RTCShareCore
+import RTCShareDTLS
+import RTCShareICE
+import RTCShareIO
+import RTCShareMedia
+import RTCShareRTP
+import RTCShareTransport
+import RTCShareWHIP
+
+/// One publication on a WHIP server: the session resource the POST created and the transport
+/// toward what its answer kept. A reconnect lets it go (its send core's history goes back to
+/// the budget) and makes a new one.
+final class WHIPPublishedSession {
+    let resourceURL: String
+    let entityTag: String?
+    let transport: Transport<SystemRandomNumberGenerator>
+    /// What the server accepted and dropped of the offer, one entry each (for the log).
+    let negotiated: [String]
+    let videoCodec: VideoCodec
+    let createdAt: MediaTime
+    var started = false
+    /// When its connection came up (media flows).
+    var connectedAt: MediaTime?
+
+    init(resourceURL: String, entityTag: String?, transport: Transport<SystemRandomNumberGenerator>,
+         negotiated: [String], videoCodec: VideoCodec, createdAt: MediaTime) {
+        self.resourceURL = resourceURL
+        self.entityTag = entityTag
+        self.transport = transport
+        self.negotiated = negotiated
+        self.videoCodec = videoCodec
+        self.createdAt = createdAt
+    }
+}
+
+extension WHIPSink {
+    /// What every publication of the sink shares: the socket, the certificate (its fingerprint
+    /// is in every offer), the SSRCs, the HTTP client and the budget.
+    final class Publisher {
+        let configuration: WHIPConfiguration
+        let socket: UDPSocket
+        let certificate: DTLSCertificate
+        let identity: RTPSenderIdentity
+        let client: WHIPClient
+        let budget: MemoryBudget
+
+        init(configuration: WHIPConfiguration, socket: UDPSocket, certificate: consuming DTLSCertificate,
+             identity: RTPSenderIdentity, client: WHIPClient, budget: MemoryBudget) {
+            self.configuration = configuration
+            self.socket = socket
+            self.certificate = certificate
+            self.identity = identity
+            self.client = client
+            self.budget = budget
+        }
+
+        /// Offer → POST → answer → transport. A failure after the server made the session
+        /// DELETEs it (a line in `notices` if that fails too). `codecs`: what the offer names
+        /// (once the encoder runs, only its codec).
+        func publish(codecs: [VideoCodec], notices: inout [String]) throws(ShareError)
+            -> (WHIPPublishedSession, gathering: String?)
+        {
+            let createdAt = MonotonicClock.now()
+            var offer = try Offer(configuration, codecs: codecs, socket: socket, certificate: certificate,
+                                  identity: identity)
+            let publication: WHIPPublication
+            do throws(WHIPError) {
+                publication = try client.publish(to: configuration.url, offer: WebRTCOffer.text(offer.sdp),
+                                                 token: configuration.token)
+            } catch {
+                throw .connection(.whip(url: configuration.url, error))
+            }
+            do throws(ShareError) {
+                let answer: WebRTCAnswer
+                do throws(WHIPError) {
+                    answer = try WebRTCAnswer.parse(publication.answer, offer: offer.sdp)
+                } catch {
+                    throw .connection(.whip(url: configuration.url, error))
+                }
+                let codec: VideoCodec = answer.video.codec.name.uppercased() == VideoCodec.h264.encodingName ? .h264 : .vp8
+                let transport = try WHIPSink.connect(&offer, to: answer, codec: codec, certificate: certificate,
+                                                     configuration, budget: budget)
+                let negotiated = WHIPSink.describe(answer)
+                    + publication.iceServers.filter { !$0.isUsed }.map { "ICE server \($0)" }
+                return (WHIPPublishedSession(resourceURL: publication.resourceURL, entityTag: publication.entityTag,
+                                             transport: transport, negotiated: negotiated, videoCodec: codec,
+                                             createdAt: createdAt), offer.gatheringNotice)
+            } catch {
+                if let line = delete(publication.resourceURL) { notices.append(line) }
+                throw error
+            }
+        }
+
+        /// DELETEs a session resource (bounded: at most a second); nil, or the one line saying
+        /// why the server did not take it (not fatal: the share goes on or ends as it would).
+        func delete(_ resource: String) -> String? {
+            do {
+                try client.delete(resource: resource, token: configuration.token)
+                return nil
+            } catch {
+                return "WHIP: DELETE \(resource) failed: \(error)"
+            }
+        }
+    }
+
+    /// One socket for STUN, DTLS and SRTP, for every publication of the share. It asks for
+    /// ICMP errors: a server whose port closed (it restarted) is known at its next packet.
+    static func openSocket(_ configuration: WHIPConfiguration) throws(ShareError) -> UDPSocket {
+        let socket: UDPSocket
+        do {
+            socket = try UDPSocket(bindingTo: configuration.bindAddress ?? SocketAddress(parsing: "0.0.0.0:1").with(port: 0))
+        } catch {
+            throw .output("WHIP: cannot open a UDP socket: \(error)")
+        }
+        _ = socket.reportUnreachable()
+        return socket
+    }
+
+    static func httpConfiguration(_ configuration: WHIPConfiguration) -> WHIPClient.Configuration {
+        var http = WHIPClient.Configuration()
+        http.connectTimeout = configuration.httpConnectTimeoutSeconds
+        http.totalTimeout = configuration.httpTotalTimeoutSeconds
+        return http
+    }
+
+    static func makeCertificate() throws(ShareError) -> DTLSCertificate {
+        do { return try DTLSCertificate() } catch { throw .output("WHIP: certificate: \(error)") }
+    }
+
+    /// What this end offers and keeps for one connection: the ICE agent with its host (and
+    /// server-reflexive) candidates of now, and the offer written from them.
+    struct Offer: ~Copyable {
+        var ice: ICEAgent<SystemRandomNumberGenerator>
+        let identity: RTPSenderIdentity
+        let sdp: WebRTCOfferConfiguration
+        let gatheringNotice: String?
+
+        init(_ configuration: WHIPConfiguration, codecs: [VideoCodec], socket: UDPSocket,
+             certificate: borrowing DTLSCertificate, identity: RTPSenderIdentity) throws(ShareError) {
+            var rng = SystemRandomNumberGenerator()
+            let port = socket.localAddress.port
+            let bound = socket.localAddress
+            // The host's addresses of now: after an address change the new one is offered.
+            let hostAddresses = bound.ipv4 == 0 ? SocketAddress.interfaceAddresses(port: port) : [bound]
+            guard !hostAddresses.isEmpty else { throw .output("WHIP: no IPv4 interface to offer a candidate on") }
+            var ice = ICEAgent(configuration: WHIPSink.iceConfiguration(configuration), random: SystemRandomNumberGenerator())
+            for (index, address) in hostAddresses.enumerated() {
+                guard let ipv4 = address.ipv4 else { continue }
+                ice.addHostCandidate(ICEAddress(ipv4: ipv4, port: UInt16(port)), localPreference: UInt16(65_535 - index))
+            }
+            // Before the offer: the STUN servers' view of this socket (the offer is written once).
+            let notice = ice.configuration.stunServers.isEmpty ? nil : WHIPSink.gather(&ice, on: socket).notice
+            var offer = WebRTCOfferConfiguration(
+                sessionID: UInt64.random(in: 1...UInt64(Int64.max), using: &rng),
+                iceUfrag: ice.localCredentials.ufrag, icePwd: ice.localCredentials.password,
+                fingerprint: certificate.fingerprint(.sha256),
+                candidates: ice.localCandidates.compactMap(WebRTCOfferConfiguration.Candidate.init),
+                cname: identity.cname, videoSSRC: identity.videoSSRC, rtxSSRC: identity.rtxSSRC)
+            offer.videoCodecs = codecs.map { codec in
+                guard codec == .h264 else { return .vp8 }
+                var h264 = WebRTCOfferConfiguration.VideoCodec.h264
+                h264.h264LevelIDC = configuration.h264LevelIDC
+                return h264
+            }
+            if configuration.sendsAudio { offer.audio = .init(ssrc: identity.audioSSRC) }
+            self.ice = ice
+            self.identity = identity
+            self.gatheringNotice = notice
+            sdp = offer
+        }
+    }
+
+    static func iceConfiguration(_ configuration: WHIPConfiguration) -> ICEConfiguration {
+        var ice = ICEConfiguration()
+        ice.connectTimeout = .seconds(Int64(configuration.connectTimeoutSeconds))
+        ice.consentTimeout = .seconds(Int64(configuration.consentTimeoutSeconds))
+        ice.consentInterval = .milliseconds(min(5_000, Int64(configuration.consentTimeoutSeconds) * 250))
+        ice.stunServers = configuration.stunServers.compactMap(Self.iceAddress)
+        ice.gatheringTimeout = .milliseconds(Int64(configuration.gatheringTimeoutMilliseconds))
+        return ice
+    }
+
+    /// The transport toward what the answer kept: ICE to its candidates, DTLS in the role it
+    /// leaves us checked against its fingerprint, the RTP send core with its payload types and
+    /// extensions.
+    static func connect(_ offer: inout Offer, to answer: WebRTCAnswer, codec: VideoCodec,
+                        certificate: borrowing DTLSCertificate, _ configuration: WHIPConfiguration,
+                        budget: MemoryBudget) throws(ShareError) -> Transport<SystemRandomNumberGenerator> {
+        do {
+            offer.ice.setRemoteCredentials(try ICECredentials(ufrag: answer.iceUfrag, password: answer.icePwd))
+        } catch {
+            throw .output("WHIP: the answer's ICE credentials: \(error)")
+        }
+        for value in answer.candidates { _ = try? offer.ice.addRemoteCandidate(sdpAttribute: "candidate:" + value) }
+        guard !offer.ice.remoteCandidates.isEmpty else {
+            throw .output("WHIP: the answer has no UDP candidate rtcshare can use")
+        }
+        let dtls: DTLSTransport
+        do {
+            dtls = try DTLSTransport(certificate: certificate, configuration: DTLSConfiguration(
+                role: answer.setup == .active ? .server : .client, remoteFingerprint: fingerprint(of: answer),
+                mtu: configuration.mtu))
+        } catch {
+            throw .output("WHIP: DTLS: \(error)")
+        }
+        let sender: RTPSender
+        do {
+            sender = try RTPSender(configuration: senderConfiguration(answer, codec: codec, identity: offer.identity,
+                                                                      configuration),
+                                   budget: budget, random: SystemRandomNumberGenerator())
+        } catch {
+            if case .outOfMemory = error { throw .doesNotFit("\(error)") }
+            throw .invalidConfiguration("RTP: \(error)")
+        }
+        return Transport(connection: WebRTCConnection(ice: offer.ice, dtls: dtls), sender: sender)
+    }
+
+    /// The RTP send core's wire choices: what the answer kept.
+    private static func senderConfiguration(_ answer: WebRTCAnswer, codec: VideoCodec, identity: RTPSenderIdentity,
+                                            _ configuration: WHIPConfiguration) -> RTPSenderConfiguration {
+        var wire = RTPSenderConfiguration()
+        wire.mtu = configuration.mtu
+        wire.protection = .awaitingKeys
+        wire.identity = identity
+        wire.videoPayloadType = UInt8(answer.video.codec.payloadType)
+        wire.videoCodec = codec
+        wire.rtxPayloadType = answer.video.rtxPayloadType.map { UInt8($0) }
+        wire.audioPayloadType = answer.audio.map { UInt8($0.codec.payloadType) }
+        wire.absSendTimeID = answer.video.extensionID(for: AbsSendTime.uri).map { UInt8($0) }
+        wire.transportSequenceID = answer.video.extensionID(for: TransportSequenceNumber.uri).map { UInt8($0) }
+        wire.videoOrientationID = nil  // pixels are turned at the source: not every server keeps CVO
+        // MID in every packet of each section that kept it (one ID for the bundle: RFC 8843 §9.1
+        // lets one URI have one ID only), for servers that demultiplex the bundle by mid.
+        let midID = answer.video.extensionID(for: RTPMid.uri) ?? answer.audio?.extensionID(for: RTPMid.uri)
+        wire.midID = midID.map { UInt8($0) }
+        if let midID {
+            if answer.video.extensionID(for: RTPMid.uri) == midID { wire.videoMID = RTPMid(answer.video.mid) }
+            if let audio = answer.audio, audio.extensionID(for: RTPMid.uri) == midID { wire.audioMID = RTPMid(audio.mid) }
+        }
+        wire.historyBytes = configuration.historyBytes
+        wire.wallClockOffsetMicroseconds = WallClock.nowMicroseconds() - MonotonicClock.now().microseconds
+        return wire
+    }
+
+    /// The answer's fingerprint rtcshare checks the server's certificate against (sha-256
+    /// preferred, else the first it can verify).
+    private static func fingerprint(of answer: WebRTCAnswer) -> DTLSFingerprint {
+        answer.fingerprints.first { $0.hashFunction == .sha256 } ?? answer.fingerprints[0]
+    }
+
+    static func describe(_ answer: WebRTCAnswer) -> [String] {
+        var lines = ["video \(answer.video.codec.name)/\(answer.video.codec.payloadType)"
+                     + (answer.video.rtxPayloadType.map { " rtx/\($0)" } ?? "")
+                     + "; feedback: " + answer.video.feedback.joined(separator: ", ")
+                     + "; extensions: " + answer.video.extensions.map(\.uri).joined(separator: ", ")]
+        if let audio = answer.audio { lines.append("audio \(audio.codec.name)/\(audio.codec.payloadType)") }
+        lines.append("setup \(answer.setup.rawValue)\(answer.iceLite ? ", ice-lite" : "")")
+        if !answer.dropped.isEmpty { lines.append("not kept: " + answer.dropped.joined(separator: "; ")) }
+        return lines
+    }
+}
