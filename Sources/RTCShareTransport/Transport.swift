@@ -146,6 +146,16 @@ public final class Transport<Random: RandomNumberGenerator> {
         sender?.setTargetBitrate(kbps: rate.targetKbps, maximumKbps: rate.maximumKbps, at: now)
     }
 
+    /// Restarts ICE on a WebRTC transport whose path was lost (`connection.restartICE`): the
+    /// transport is `connecting` again, media held, until the new agent selects a pair; then
+    /// connected with a keyframe (`mediaStarted`), DTLS and the RTP session unchanged.
+    public func restartICE(_ ice: consuming ICEAgent<Random>, at now: MediaTime, output: some TransportOutput) {
+        guard let connection, sender?.isConnected ?? (receiver != nil) else { return }
+        state = .connecting
+        connection.restartICE(ice, at: now) { bytes, to in output.transmit(bytes, to: .address(to)) }
+        afterConnection(at: now)
+    }
+
     /// The socket refused a datagram (a full send buffer, an ICMP error): counted.
     public func transmitFailed() { sender?.transmitFailed() }
 
@@ -235,6 +245,11 @@ public final class Transport<Random: RandomNumberGenerator> {
                     mediaStartedPending = true
                 } catch {
                     fail(.srtpKeys("\(error)"))
+                }
+            case .pathRestored:
+                if case .connecting = state {
+                    state = .connected
+                    mediaStartedPending = true
                 }
             case .failed(let why):
                 fail(why)

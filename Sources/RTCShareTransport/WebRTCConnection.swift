@@ -26,11 +26,15 @@ public final class WebRTCConnection<Random: RandomNumberGenerator> {
     public private(set) var srtpProfile: SRTPProfile?
     private var peerFromDTLS: ICEAddress?
     private var dtlsDeadline: MediaTime?
+    /// Between `restartICE` and the new agent's first selected pair.
+    private var restarting = false
     private let scratch: UnsafeMutableRawBufferPointer
 
     /// What happened on the connection since the last `pollEvent`.
     public enum Event: Sendable, Equatable {
         case keys(DTLSSRTPKeys)
+        /// After an ICE restart, the new agent selected a pair: media may flow again.
+        case pathRestored
         case failed(TransportFailure)
     }
     private var events: [Event] = []
@@ -49,8 +53,21 @@ public final class WebRTCConnection<Random: RandomNumberGenerator> {
 
     deinit { scratch.deallocate() }
 
-    /// Where media goes: the peer of the selected pair, or where its DTLS came from.
-    public var peer: ICEAddress? { ice.selectedPair?.remote.address ?? peerFromDTLS }
+    /// Where media goes: the peer of the selected pair, or where its DTLS came from (not during
+    /// an ICE restart: nothing goes anywhere without a pair the new checks confirmed).
+    public var peer: ICEAddress? { ice.selectedPair?.remote.address ?? (restarting ? nil : peerFromDTLS) }
+
+    /// An ICE restart (RFC 8445 §9): `ice` — new local credentials, the peer's new ones and its
+    /// candidates set — replaces the agent whose path was lost, and starts its checks. DTLS,
+    /// its keys and the RTP session go on; `.pathRestored` says when the new pair is up.
+    public func restartICE(_ ice: consuming ICEAgent<Random>, at now: MediaTime,
+                           transmit: (UnsafeRawBufferPointer, ICEAddress) -> Void) {
+        self.ice = ice
+        restarting = true
+        peerFromDTLS = nil
+        self.ice.start(at: now)
+        drain(at: now, transmit: transmit)
+    }
 
     public func start(at now: MediaTime, transmit: (UnsafeRawBufferPointer, ICEAddress) -> Void) {
         ice.start(at: now)
@@ -107,6 +124,10 @@ public final class WebRTCConnection<Random: RandomNumberGenerator> {
             switch event {
             case .connected:
                 if iceConnectedAt == nil { iceConnectedAt = now }
+                if restarting {
+                    restarting = false
+                    events.append(.pathRestored)
+                }
             case .failed(let failure):
                 events.append(.failed(.ice(failure)))
             case .consentLost:

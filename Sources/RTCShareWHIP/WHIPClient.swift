@@ -90,7 +90,7 @@ public struct WHIPClient: Sendable {
         try requireSuccess(response, request)
     }
 
-    private func makeRequest(_ method: String, _ url: String, token: WHIPToken?, timeout: Double) -> HTTPRequest {
+    func makeRequest(_ method: String, _ url: String, token: WHIPToken?, timeout: Double) -> HTTPRequest {
         var request = HTTPRequest(method: method, url: url, connectTimeout: min(configuration.connectTimeout, timeout),
                                   totalTimeout: timeout, maximumRedirects: 0,
                                   maximumBodyBytes: configuration.maximumAnswerBytes)
@@ -104,12 +104,12 @@ public struct WHIPClient: Sendable {
     }
 
     /// A 2xx passes; anything else becomes `httpStatus` with a reason from the body.
-    private func requireSuccess(_ response: HTTPResponse, _ request: HTTPRequest) throws(WHIPError) {
+    func requireSuccess(_ response: HTTPResponse, _ request: HTTPRequest) throws(WHIPError) {
         guard !(200...299).contains(response.status) else { return }
         throw .httpStatus(response.status, reason: WHIPText.sanitised(response.body, hiding: request.secrets))
     }
 
-    private func headerSafe(_ value: String) throws(WHIPError) -> String {
+    func headerSafe(_ value: String) throws(WHIPError) -> String {
         guard value.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else { throw .badAnswer("ETag holds a control character") }
         return value
     }

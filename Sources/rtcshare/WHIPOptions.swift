@@ -10,6 +10,7 @@ struct WHIPOptions: CommandLineOptions {
     var consentTimeout = 30
     var stun: [String] = []
     var reconnect = "forever"
+    var reconnectStableAfter = 10
 
     static var options: [OptionSpec<WHIPOptions>] {
         let d = WHIPOptions()
@@ -34,6 +35,9 @@ struct WHIPOptions: CommandLineOptions {
                     help: "Publish again when the connection is lost or the POST fails for a reason that may pass "
                         + "(a 5xx, a timeout, consent lost): back-off 1 s doubling to 30 s, the server's Retry-After "
                         + "honoured; N attempts in a row, or off to end the share at the first failure.",
+                    defaults: d),
+            .option("reconnect-stable-after", \.reconnectStableAfter, value: "seconds",
+                    help: "A connection that held this long starts the back-off from 1 s again.", hidden: true,
                     defaults: d),
         ]
     }
@@ -60,6 +64,9 @@ struct WHIPOptions: CommandLineOptions {
         guard (1...120).contains(iceTimeout) else { throw ValidationError("--ice-timeout must be 1...120 seconds") }
         guard (2...300).contains(consentTimeout) else { throw ValidationError("--consent-timeout must be 2...300 seconds") }
         _ = try Self.reconnectLimit(reconnect)
+        guard (0...3600).contains(reconnectStableAfter) else {
+            throw ValidationError("--reconnect-stable-after must be 0...3600 seconds")
+        }
     }
 
     /// The WHIP settings (nil without `--whip`); reads the token file.
@@ -85,6 +92,7 @@ struct WHIPOptions: CommandLineOptions {
         c.connectTimeoutSeconds = iceTimeout
         c.consentTimeoutSeconds = consentTimeout
         c.reconnect.limit = try Self.reconnectLimit(reconnect)
+        c.reconnect.stableAfter = .seconds(Int64(reconnectStableAfter))
         return c
     }
 

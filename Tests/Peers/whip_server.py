@@ -39,6 +39,9 @@ Fixed replies for the HTTP client's error paths (no aiortc involved):
                                   relay is started between the answer's candidate and a port of its
                                   own, and the answer names the relay's port instead, so every
                                   datagram both ways (ICE, DTLS, media, RTCP) crosses it
+  POST /whip-closing/<ms>/<id>    the real endpoint, but the server closes each session (DTLS
+                                  close_notify) <ms> after it connected, as a server that drops
+                                  its publishers does; counted in "server_closed"
   GET  /summary                   the summary so far, as JSON
 
 aiortc never offers 127.0.0.1 as a host candidate (aioice skips loopback); it is given the
@@ -86,7 +89,7 @@ class State:
         self.consumers = {}  # id -> the tasks reading its tracks (each ends once its track has)
         self.connected = set()  # ids whose connection came up (a track of any other never ends)
         self.summary = {
-            "posts": 0, "answers": [], "offers": [], "offers_by_session": {}, "deletes": [], "patches": 0,
+            "posts": 0, "server_closed": 0, "answers": [], "offers": [], "offers_by_session": {}, "deletes": [], "patches": 0,
             "finished": [], "unfinished": [],
             "video_frames": 0, "sizes": {}, "markers_read": 0, "markers": [],
             "audio_frames": 0, "audio_sample_rates": [], "echo_bodies": [], "requests": [],
@@ -191,7 +194,7 @@ def make_app(state, port_holder, relay=None):
                                      'username="user"; credential="pass word"; credential-type="password", '
                                      '<https://example.invalid/doc>; rel="help"')
 
-    async def whip_post(request, alter=None, links=False, only=None):
+    async def whip_post(request, alter=None, links=False, only=None, close_after_ms=None):
         await record(request)
         sid = request.match_info["id"]
         offer = await request.text()
@@ -223,10 +226,18 @@ def make_app(state, port_holder, relay=None):
                     codec = t._codecs[0].mimeType
             state.consumers.setdefault(sid, []).append(asyncio.ensure_future(state.consume(track, sid, codec)))
 
+        async def close_later():
+            await asyncio.sleep(close_after_ms / 1000)
+            if state.sessions.get(sid) is pc:
+                s["server_closed"] += 1
+                await pc.close()
+
         @pc.on("connectionstatechange")
         def on_connection():
             if pc.connectionState == "connected":
                 state.connected.add(sid)  # its receivers decode: their tracks end when it closes
+                if close_after_ms is not None:
+                    asyncio.ensure_future(close_later())
 
         try:
             await pc.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
@@ -287,6 +298,9 @@ def make_app(state, port_holder, relay=None):
 
     async def whip_post_links(request):
         return await whip_post(request, links=True)
+
+    async def whip_post_closing(request):
+        return await whip_post(request, close_after_ms=int(request.match_info["ms"]))
 
     async def whip_post_relayed(request):
         if relay is None:
@@ -372,6 +386,7 @@ def make_app(state, port_holder, relay=None):
         web.post("/whip-links/{id}", whip_post_links),
         web.post("/whip-h264/{id}", whip_post_h264),
         web.post("/whip-relayed/{id}", whip_post_relayed),
+        web.post("/whip-closing/{ms}/{id}", whip_post_closing),
         web.patch("/whip/resource/{id}", resource_patch),
         web.delete("/whip/resource/{id}", resource_delete),
         web.patch("/lowercase/resource/{id}", resource_patch),

@@ -12,8 +12,12 @@ import RTCShareWHIP
 /// the budget) and makes a new one.
 final class WHIPPublishedSession {
     let resourceURL: String
-    let entityTag: String?
+    var entityTag: String?
     let transport: Transport<SystemRandomNumberGenerator>
+    /// The answer's candidates (an ICE restart whose answer names none keeps them) and the
+    /// section an ICE restart's fragment names (the video one: any names the bundle).
+    let answerCandidates: [String]
+    let firstSection: (mid: String, kind: String, payloadType: Int)
     /// What the server accepted and dropped of the offer, one entry each (for the log).
     let negotiated: [String]
     let videoCodec: VideoCodec
@@ -23,9 +27,12 @@ final class WHIPPublishedSession {
     var connectedAt: MediaTime?
 
     init(resourceURL: String, entityTag: String?, transport: Transport<SystemRandomNumberGenerator>,
-         negotiated: [String], videoCodec: VideoCodec, createdAt: MediaTime) {
+         answer: WebRTCAnswer, negotiated: [String], videoCodec: VideoCodec, createdAt: MediaTime) {
         self.resourceURL = resourceURL
         self.entityTag = entityTag
+        answerCandidates = answer.candidates
+        // Any section of the bundle names its one ICE transport (RFC 8843).
+        firstSection = (answer.video.mid, "video", answer.video.codec.payloadType)
         self.transport = transport
         self.negotiated = negotiated
         self.videoCodec = videoCodec
@@ -83,12 +90,46 @@ extension WHIPSink {
                 let negotiated = WHIPSink.describe(answer)
                     + publication.iceServers.filter { !$0.isUsed }.map { "ICE server \($0)" }
                 return (WHIPPublishedSession(resourceURL: publication.resourceURL, entityTag: publication.entityTag,
-                                             transport: transport, negotiated: negotiated, videoCodec: codec,
-                                             createdAt: createdAt), offer.gatheringNotice)
+                                             transport: transport, answer: answer, negotiated: negotiated,
+                                             videoCodec: codec, createdAt: createdAt), offer.gatheringNotice)
             } catch {
                 if let line = delete(publication.resourceURL) { notices.append(line) }
                 throw error
             }
+        }
+
+        /// Restarts ICE on `session` (RFC 9725 §4.3.2): a new agent with new credentials and the
+        /// host's candidates of now, PATCHed; the server's new credentials (and candidates, or
+        /// the answer's) set on it, and the transport's checks started. False: the server does
+        /// not restart ICE by PATCH (405/501).
+        func restartICE(_ session: WHIPPublishedSession, at now: MediaTime,
+                        output: some TransportOutput) throws(ShareError) -> Bool {
+            var (ice, _) = try WHIPSink.makeAgent(configuration, socket: socket)
+            let fragment = WHIPICERestart.fragment(
+                ufrag: ice.localCredentials.ufrag, password: ice.localCredentials.password,
+                candidates: ice.localCandidates.compactMap(WebRTCOfferConfiguration.Candidate.init).map(\.sdpValue),
+                mid: session.firstSection.mid, kind: session.firstSection.kind,
+                payloadType: session.firstSection.payloadType)
+            let restart: WHIPICERestart
+            do throws(WHIPError) {
+                guard case .restarted(let r) = try client.restartICE(resource: session.resourceURL, fragment: fragment,
+                                                                      token: configuration.token) else { return false }
+                restart = r
+            } catch {
+                throw .connection(.whip(url: session.resourceURL, error))
+            }
+            do {
+                ice.setRemoteCredentials(try ICECredentials(ufrag: restart.ufrag, password: restart.password))
+            } catch {
+                throw .connection(.whip(url: session.resourceURL, .badAnswer("the ICE restart's credentials: \(error)")))
+            }
+            for value in restart.candidates.isEmpty ? session.answerCandidates.map({ "candidate:" + $0 }) : restart.candidates {
+                _ = try? ice.addRemoteCandidate(sdpAttribute: value)
+            }
+            if let tag = restart.entityTag { session.entityTag = tag }
+            session.connectedAt = nil
+            session.transport.restartICE(ice, at: MonotonicClock.now(), output: output)
+            return true
         }
 
         /// DELETEs a session resource (bounded: at most a second); nil, or the one line saying
@@ -138,18 +179,7 @@ extension WHIPSink {
         init(_ configuration: WHIPConfiguration, codecs: [VideoCodec], socket: UDPSocket,
              certificate: borrowing DTLSCertificate, identity: RTPSenderIdentity) throws(ShareError) {
             var rng = SystemRandomNumberGenerator()
-            let port = socket.localAddress.port
-            let bound = socket.localAddress
-            // The host's addresses of now: after an address change the new one is offered.
-            let hostAddresses = bound.ipv4 == 0 ? SocketAddress.interfaceAddresses(port: port) : [bound]
-            guard !hostAddresses.isEmpty else { throw .output("WHIP: no IPv4 interface to offer a candidate on") }
-            var ice = ICEAgent(configuration: WHIPSink.iceConfiguration(configuration), random: SystemRandomNumberGenerator())
-            for (index, address) in hostAddresses.enumerated() {
-                guard let ipv4 = address.ipv4 else { continue }
-                ice.addHostCandidate(ICEAddress(ipv4: ipv4, port: UInt16(port)), localPreference: UInt16(65_535 - index))
-            }
-            // Before the offer: the STUN servers' view of this socket (the offer is written once).
-            let notice = ice.configuration.stunServers.isEmpty ? nil : WHIPSink.gather(&ice, on: socket).notice
+            let (ice, notice) = try WHIPSink.makeAgent(configuration, socket: socket)
             var offer = WebRTCOfferConfiguration(
                 sessionID: UInt64.random(in: 1...UInt64(Int64.max), using: &rng),
                 iceUfrag: ice.localCredentials.ufrag, icePwd: ice.localCredentials.password,
@@ -168,6 +198,25 @@ extension WHIPSink {
             self.gatheringNotice = notice
             sdp = offer
         }
+    }
+
+    /// A new ICE agent on the socket: new credentials, a host candidate on each of the host's
+    /// addresses of now (after an address change, the new one), and what the STUN servers say
+    /// of the socket (asked now: an offer or a restart fragment is written once).
+    static func makeAgent(_ configuration: WHIPConfiguration, socket: UDPSocket) throws(ShareError)
+        -> (ICEAgent<SystemRandomNumberGenerator>, notice: String?)
+    {
+        let port = socket.localAddress.port
+        let bound = socket.localAddress
+        let hostAddresses = bound.ipv4 == 0 ? SocketAddress.interfaceAddresses(port: port) : [bound]
+        guard !hostAddresses.isEmpty else { throw .output("WHIP: no IPv4 interface to offer a candidate on") }
+        var ice = ICEAgent(configuration: iceConfiguration(configuration), random: SystemRandomNumberGenerator())
+        for (index, address) in hostAddresses.enumerated() {
+            guard let ipv4 = address.ipv4 else { continue }
+            ice.addHostCandidate(ICEAddress(ipv4: ipv4, port: UInt16(port)), localPreference: UInt16(65_535 - index))
+        }
+        let notice = ice.configuration.stunServers.isEmpty ? nil : gather(&ice, on: socket).notice
+        return (ice, notice)
     }
 
     static func iceConfiguration(_ configuration: WHIPConfiguration) -> ICEConfiguration {

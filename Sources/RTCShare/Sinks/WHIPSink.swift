@@ -37,8 +37,10 @@ public final class WHIPSink: MediaSink, TransportOutput {
     private var session: WHIPPublishedSession?
     private var policy: ReconnectPolicy
     private var random = SystemRandomNumberGenerator()
-    /// Set while reconnecting: when the connection was lost, when to try again, and why.
-    private var pending: (lostAt: MediaTime, at: MediaTime, reason: String)?
+    /// When the connection was lost, until it is back.
+    private var lostAt: MediaTime?
+    /// The attempt the policy asked for, until it is made.
+    private var nextAttempt: (at: MediaTime, way: ReconnectPolicy.Way)?
     private var maximumKbps: Int?
     private var everConnected = false
     private var changes: [ConnectionChange] = []
@@ -126,7 +128,7 @@ public final class WHIPSink: MediaSink, TransportOutput {
 
     public var descriptors: [Int32] { [socket.descriptor] }
     public var transportStats: TransportStats? { session?.transport.stats }
-    public var acceptsVideo: Bool { session?.transport.sender?.isConnected ?? false }
+    public var acceptsVideo: Bool { session?.transport.state == .connected && nextAttempt == nil }
     public var state: TransportState { session?.transport.state ?? .connecting }
 
     static func iceAddress(_ address: SocketAddress) -> ICEAddress? {
@@ -190,9 +192,17 @@ public final class WHIPSink: MediaSink, TransportOutput {
 
     public func service(at now: MediaTime) throws(ShareError) -> TransportRequests {
         let unreachable = socket.takeUnreachable().flatMap(Self.iceAddress)
+        if let next = nextAttempt {
+            guard now >= next.at else {
+                drainSocket()
+                return TransportRequests(nextWakeup: next.at)
+            }
+            nextAttempt = nil
+            if let waiting = try attempt(next.way, at: now) { return waiting }
+        }
         guard let session = running(now) else {
             drainSocket()
-            return try attemptIfDue(at: now)
+            return TransportRequests()
         }
         let transport = session.transport
         for _ in 0..<64 {
@@ -213,6 +223,32 @@ public final class WHIPSink: MediaSink, TransportOutput {
         return transport.takeRequests(at: now)
     }
 
+    /// The attempt the policy asked for, now: an ICE restart on the session (a server that does
+    /// not take it: a new session at once), or a new POST. Requests to return when the attempt
+    /// failed and the next is waited for; nil when the session is there to be serviced.
+    private func attempt(_ way: ReconnectPolicy.Way, at now: MediaTime) throws(ShareError) -> TransportRequests? {
+        if way == .iceRestart, let session {
+            do {
+                let taken = try publisher.restartICE(session, at: now, output: self)
+                policy.iceRestartAnswered(taken: taken)
+                if taken {
+                    notices.append("WHIP: ICE restarted on \(session.resourceURL)")
+                    return nil
+                }
+            } catch {
+                return try lose(error, loss: .iceRestart, at: MonotonicClock.now())
+            }
+        }
+        endSession(at: now)
+        do {
+            session = try publisher.publish(codecs: [videoCodec], notices: &notices).0
+        } catch {
+            return try lose(error, loss: .signalling, at: MonotonicClock.now())
+        }
+        notices.append("WHIP: published again (\(resourceURL))")
+        return TransportRequests(nextWakeup: MonotonicClock.now())
+    }
+
     /// Datagrams that arrive with no session to take them (the old server's last ones).
     private func drainSocket() {
         for _ in 0..<64 {
@@ -223,9 +259,9 @@ public final class WHIPSink: MediaSink, TransportOutput {
     private func connected(_ session: WHIPPublishedSession, at now: MediaTime) {
         session.connectedAt = now
         policy.connected(at: now)
-        if let pending {
-            changes.append(.reconnected(afterMilliseconds: (now - pending.lostAt).microseconds / 1000))
-            self.pending = nil
+        if let lostAt {
+            changes.append(.reconnected(afterMilliseconds: (now - lostAt).microseconds / 1000))
+            self.lostAt = nil
         }
         guard !everConnected, let connection = session.transport.connection, let dtls = connection.dtlsConnectedAt else {
             return
@@ -237,33 +273,23 @@ public final class WHIPSink: MediaSink, TransportOutput {
                        + "\(connection.ice.selectedPair.map { "\($0)" } ?? "?")")
     }
 
-    /// The connection (or an attempt at one) failed: the session is ended and let go, and the
-    /// policy says when to try again — or the share ends with `error`.
+    /// The connection (or an attempt at one) failed: the policy says when to try again and
+    /// how — an ICE restart keeps the session, a new POST ends and lets go of it first — or the
+    /// share ends with `error` (the session ended).
     private func lose(_ error: ShareError, loss: ReconnectPolicy.Loss, at now: MediaTime) throws(ShareError)
         -> TransportRequests
     {
-        let held = session != nil
-        endSession(at: now)
-        guard case .retry(let at, let attempt, _) = policy.failed(Self.retry(error), loss: loss, sessionHeld: held,
-                                                                  at: now, random: &random)
-        else { throw error }
-        pending = (lostAt: pending?.lostAt ?? now, at: at, reason: error.description)
+        let decision = policy.failed(Self.retry(error), loss: loss, sessionHeld: session != nil, at: now, random: &random)
+        guard case .retry(let at, let attempt, let way) = decision else {
+            endSession(at: now)
+            throw error
+        }
+        if way == .newSession { endSession(at: now) }
+        if lostAt == nil { lostAt = now }
+        nextAttempt = (at: at, way: way)
         changes.append(.reconnecting(attempt: attempt, reason: error.description,
                                      retryInMilliseconds: (at - now).microseconds / 1000))
         return TransportRequests(nextWakeup: at)
-    }
-
-    /// Publishes again once the back-off has passed.
-    private func attemptIfDue(at now: MediaTime) throws(ShareError) -> TransportRequests {
-        guard let pending else { return TransportRequests() }
-        guard now >= pending.at else { return TransportRequests(nextWakeup: pending.at) }
-        do {
-            session = try publisher.publish(codecs: [videoCodec], notices: &notices).0
-        } catch {
-            return try lose(error, loss: .signalling, at: MonotonicClock.now())
-        }
-        notices.append("WHIP: published again (\(resourceURL))")
-        return TransportRequests(nextWakeup: MonotonicClock.now())
     }
 
     /// Says goodbye on the current session (BYE, close_notify), DELETEs its resource and lets
