@@ -101,3 +101,41 @@ int rtcs_udp_take_unreachable(int fd, void *destination, unsigned *length) {
     }
     return found;
 }
+
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
+int rtcs_netlink_open_address_watch(void) {
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+    if (fd < 0) return -1;
+    struct sockaddr_nl local = {.nl_family = AF_NETLINK, .nl_groups = RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR};
+    if (bind(fd, (struct sockaddr *)&local, sizeof local) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+int rtcs_netlink_drain_address_changes(int fd) {
+    int changes = 0;
+    // Bounded: a burst of changes is read 64 datagrams at a time; the caller comes back.
+    for (int i = 0; i < 64; i++) {
+        char buffer[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+        struct sockaddr_nl from;
+        socklen_t length = sizeof from;
+        ssize_t n = recvfrom(fd, buffer, sizeof buffer, MSG_DONTWAIT, (struct sockaddr *)&from, &length);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return changes;
+            if (errno == ENOBUFS) return changes + 1;  // the queue overflowed: something changed
+            return changes > 0 ? changes : -1;
+        }
+        if (from.nl_pid != 0) continue;  // only the kernel speaks for the host's addresses
+        size_t left = (size_t)n;
+        for (struct nlmsghdr *m = (struct nlmsghdr *)buffer; NLMSG_OK(m, left); m = NLMSG_NEXT(m, left)) {
+            if (m->nlmsg_type == RTM_NEWADDR || m->nlmsg_type == RTM_DELADDR) changes++;
+        }
+    }
+    return changes;
+}

@@ -23,7 +23,7 @@ extension ShareError {
             switch failure {
             case _ where failure.isUnauthorized: RTCSHARE_E_UNAUTHORIZED.rawValue
             case .whip: RTCSHARE_E_SERVER.rawValue
-            case .transport(.ice): RTCSHARE_E_CONNECT.rawValue
+            case .transport(.ice), .transport(.localAddressGone): RTCSHARE_E_CONNECT.rawValue
             case .transport(.dtls), .transport(.srtpKeys): RTCSHARE_E_SECURITY.rawValue
             case .transport(.consentLost), .transport(.dtlsClosed), .transport(.peerUnreachable):
                 RTCSHARE_E_PEER_GONE.rawValue

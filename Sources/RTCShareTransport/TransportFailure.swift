@@ -17,6 +17,9 @@ public enum TransportFailure: Error, Equatable, Sendable, CustomStringConvertibl
     /// The peer's port answered ICMP "port unreachable": nothing listens there any more (the
     /// server restarted or dropped the session).
     case peerUnreachable
+    /// The host no longer has the address the connection's path left from (an interface went
+    /// down, a new DHCP lease, a network change).
+    case localAddressGone(String)
 
     public var description: String {
         switch self {
@@ -26,6 +29,7 @@ public enum TransportFailure: Error, Equatable, Sendable, CustomStringConvertibl
         case .dtlsClosed: "DTLS: the server closed the association"
         case .srtpKeys(let why): "SRTP keys from DTLS: \(why)"
         case .peerUnreachable: "the server's port is closed (ICMP port unreachable): its session is gone"
+        case .localAddressGone(let address): "the host's address \(address) went away"
         }
     }
 }

@@ -6,6 +6,8 @@ Configurations: `--peer` and `--whip`, VP8 at 640x360 and 1280x720 (and 1600x900
 picks for a 1080p screen), testsrc and a Y4M file, audio on and off, and the X11 screen
 (1920x1080 shared at 1280x720, both transports) when an Xvfb display is given; H.264 at both
 sizes with audio. The receivers (`rtcshare receive`, the aiortc WHIP server) are not measured.
+Every WHIP share goes through a reconnect (the server closes its session 2.5 s after it
+connected, `/whip-closing/`): the peak a reconnect makes is planned, so it is measured.
 
 `bench/run --only planner` runs it beside the other cases; run alone it is the check behind
 `MemoryPlannerAccuracyTests` (and CI): it records its own short screen clip, starts its own
@@ -68,7 +70,7 @@ def share_args(c, port, key, whip_port):
         args += ["--peer", f"127.0.0.1:{port}", "--srtp-key", key]
     else:
         # One codec named: `auto` would plan the larger encoder whichever the server keeps.
-        args += ["--whip", f"http://127.0.0.1:{whip_port}/whip/plan", "--whip-bind", "127.0.0.1:0"]
+        args += ["--whip", f"http://127.0.0.1:{whip_port}/whip-closing/2500/plan", "--whip-bind", "127.0.0.1:0"]
     return args
 
 

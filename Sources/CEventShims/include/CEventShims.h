@@ -54,6 +54,14 @@ int rtcs_udp_enable_errors(int fd);
 /// (the last one's destination is in `destination`), 0 when none, -1 with errno.
 int rtcs_udp_take_unreachable(int fd, void *destination, unsigned *length);
 
+/// A non-blocking, close-on-exec NETLINK_ROUTE socket subscribed to the host's address changes
+/// (IPv4 and IPv6 RTM_NEWADDR / RTM_DELADDR); -1 with errno.
+int rtcs_netlink_open_address_watch(void);
+
+/// Reads every message waiting on such a socket; returns how many were address changes (0:
+/// none), -1 with errno when the socket failed (ENOBUFS: changes were lost, count it as one).
+int rtcs_netlink_drain_address_changes(int fd);
+
 #ifdef __cplusplus
 }
 #endif

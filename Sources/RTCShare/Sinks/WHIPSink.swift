@@ -31,6 +31,8 @@ public final class WHIPSink: MediaSink, TransportOutput {
 
     private let publisher: Publisher
     private let socket: UDPSocket
+    /// The host's address changes (nil where netlink is not available).
+    private let addresses = AddressWatch()
     private let inbox: UnsafeMutableRawBufferPointer
     private var destination: (ICEAddress, SocketAddress)?
     /// The publication media goes to; nil between a loss and the next attempt.
@@ -126,7 +128,7 @@ public final class WHIPSink: MediaSink, TransportOutput {
 
     deinit { inbox.deallocate() }
 
-    public var descriptors: [Int32] { [socket.descriptor] }
+    public var descriptors: [Int32] { [socket.descriptor] + (addresses.map { [$0.descriptor] } ?? []) }
     public var transportStats: TransportStats? { session?.transport.stats }
     public var acceptsVideo: Bool { session?.transport.state == .connected && nextAttempt == nil }
     public var state: TransportState { session?.transport.state ?? .connecting }
@@ -192,6 +194,7 @@ public final class WHIPSink: MediaSink, TransportOutput {
 
     public func service(at now: MediaTime) throws(ShareError) -> TransportRequests {
         let unreachable = socket.takeUnreachable().flatMap(Self.iceAddress)
+        if addresses?.takeChanges() == true, let waiting = try addressesChanged(at: now) { return waiting }
         if let next = nextAttempt {
             guard now >= next.at else {
                 drainSocket()
@@ -221,6 +224,25 @@ public final class WHIPSink: MediaSink, TransportOutput {
         }
         if session.connectedAt == nil, transport.state == .connected { connected(session, at: now) }
         return transport.takeRequests(at: now)
+    }
+
+    /// The host's addresses changed. Waiting for an attempt: it is made now (the network that
+    /// failed may be back). Connected from an address the host no longer has: the path is lost
+    /// (an ICE restart from the new one, as the policy says). Otherwise nothing changes.
+    private func addressesChanged(at now: MediaTime) throws(ShareError) -> TransportRequests? {
+        if nextAttempt != nil {
+            nextAttempt!.at = now
+            return nil
+        }
+        guard let session, session.connectedAt != nil, let pair = session.transport.connection?.ice.selectedPair else {
+            return nil
+        }
+        let local = pair.local.type == .host ? pair.local.address : (pair.local.relatedAddress ?? pair.local.address)
+        let bound = socket.localAddress
+        guard bound.ipv4 == 0 else { return nil }  // bound to one address: nothing else to take
+        let host = SocketAddress.interfaceAddresses(port: bound.port).compactMap(Self.iceAddress)
+        guard !host.contains(local) else { return nil }
+        return try lose(.connection(.transport(.localAddressGone(local.host))), loss: .path, at: now)
     }
 
     /// The attempt the policy asked for, now: an ICE restart on the session (a server that does
