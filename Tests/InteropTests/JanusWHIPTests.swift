@@ -191,8 +191,9 @@ import Testing
 
     /// Starts Janus (configured by `writeJanusConfig`), simple-whip-server and the WHIP endpoint
     /// `rtcshare` in `ns`, then the subscriber; every process started is appended to `processes`.
-    /// Returns the subscriber and where its summary will be.
-    static func startRoom(in ns: Namespace, dir: URL, relayedPorts: ClosedRange<Int>? = nil,
+    /// Returns the subscriber and where its summary will be; it ends after `idle` seconds
+    /// without media.
+    static func startRoom(in ns: Namespace, dir: URL, relayedPorts: ClosedRange<Int>? = nil, idle: Int = 3,
                           processes: inout [BackgroundProcess]) throws -> (BackgroundProcess, String) {
         // Janus.
         let config = dir.appendingPathComponent("janus")
@@ -249,7 +250,7 @@ import Testing
         (exe, args) = ns.exec(Tools.which("python3") ?? "/usr/bin/python3", [
             Self.repo.appendingPathComponent("Tests/Peers/janus_subscriber.py").path,
             "--janus", "http://\(Self.janusAddress):8088/janus", "--room", "\(Self.room)",
-            "--summary", summaryPath, "--wait", "40",
+            "--summary", summaryPath, "--wait", "40", "--idle", "\(idle)",
         ])
         let subscriber = try BackgroundProcess(exe, args, in: dir, name: "subscriber")
         processes.append(subscriber)
