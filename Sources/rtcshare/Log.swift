@@ -81,6 +81,7 @@ final class Log: @unchecked Sendable {
             }
             if p.stats.audioPackets > 0 { text += "  audio \(p.stats.audioPackets)" }
             text += "  mem \(p.residentBytes >> 20) MiB"
+            if p.stats.reconnecting { text += "  RECONNECTING" }
             line(text)
         }
         if statsFile >= 0 {
@@ -92,7 +93,7 @@ final class Log: @unchecked Sendable {
                 + ",\"keyframes\":\(p.stats.keyframes),\"repeats\":\(p.stats.repeatedFrames),\"wakeups\":\(p.stats.wakeups)"
                 + ",\"not_encoded_connecting\":\(p.stats.notEncodedConnecting)"
                 + ",\"source_frames\":\(p.stats.sourceFrames),\"restarts\":\(p.stats.sourceRestarts)"
-                + ",\"reconnects\":\(p.stats.reconnects)"
+                + ",\"reconnects\":\(p.stats.reconnects),\"reconnecting\":\(p.stats.reconnecting)"
                 + ",\"audio_packets\":\(p.stats.audioPackets),\"audio_fec_loss_pct\":\(p.stats.audioExpectedLossPercent)"
             if let t {
                 json += ",\"packets\":\(t.packetsSent),\"bytes\":\(t.bytesSent),\"send_drops\":\(t.sendDrops)"

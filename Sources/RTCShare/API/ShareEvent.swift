@@ -101,6 +101,8 @@ public struct ShareStats: Sendable, Equatable {
     public var sourceRestarts = 0
     /// Times an output's connection was made again after it was lost.
     public var reconnects = 0
+    /// An output's connection is lost and being made again now.
+    public var reconnecting = false
     /// The video bitrate congestion control allows now (kbit/s, for everything on the wire:
     /// the pacer runs at it), and how often the encoder's bitrate changed (delay, REMB, loss,
     /// the host, the transport's overhead).

@@ -115,9 +115,11 @@ extension SharePipelineStateMachine {
     public mutating func connection(_ change: ConnectionChange, output: String) {
         switch change {
         case .reconnecting(let attempt, let reason, let ms):
+            stats.reconnecting = true
             push(.event(.reconnecting(output: output, attempt: attempt, reason: reason, retryInMilliseconds: ms)))
         case .reconnected(let ms):
             stats.reconnects += 1
+            stats.reconnecting = false
             push(.event(.reconnected(output: output, afterMilliseconds: ms)))
         }
     }
