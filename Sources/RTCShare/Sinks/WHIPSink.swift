@@ -344,11 +344,6 @@ public final class WHIPSink: MediaSink, TransportOutput {
         endSession(at: MonotonicClock.now())
     }
 
-    /// DELETE the WHIP resource of the current session (the server tears it down).
-    public func deleteResource() {
-        endSession(at: MonotonicClock.now())
-    }
-
     /// Whether a failure is worth another attempt (and when the server said to make it).
     static func retry(_ error: ShareError) -> ReconnectPolicy.Retry {
         guard case .connection(let failure) = error else { return .permanent }
