@@ -108,6 +108,8 @@ import Testing
         var log: String
         var feedbackAtReturn: Int
         var feedbackAtEnd: Int
+        /// The subscriber's summary (it watches through the outage when `watch` was asked).
+        var subscriber: [String: Any]
     }
 
     /// The transport-wide feedback messages counted in the newest `--stats-json` line.
@@ -121,7 +123,8 @@ import Testing
     /// meanwhile. (Janus's VideoRoom answers a publisher's ICE restart with a renegotiation of
     /// its subscribers that the test's aiortc subscriber does not follow, so what Janus received
     /// is read from its transport-wide feedback, which acknowledges every packet that came.)
-    static func outage(seconds outage: Double, consentTimeout: Int, sharePort: Int) throws -> Outage {
+    /// With `watch`, the subscriber waits through the outage instead of leaving 3 s into it.
+    static func outage(seconds outage: Double, consentTimeout: Int, sharePort: Int, watch: Bool = false) throws -> Outage {
         let dir = try Tools.temporaryDirectory()
         let ns = try JanusWHIPTests.Namespace()
         var processes: [BackgroundProcess] = []
@@ -130,7 +133,8 @@ import Testing
             ns.remove()
             try? FileManager.default.removeItem(at: dir)
         }
-        _ = try Janus.startRoom(in: ns, dir: dir, processes: &processes)
+        let (subscriber, summaryPath) = try Janus.startRoom(in: ns, dir: dir, idle: watch ? Int(outage) + 10 : 3,
+                                                            processes: &processes)
         let statsPath = dir.appendingPathComponent("tx.jsonl").path
         let (exe, args) = ns.exec(Tools.rtcshare, [
             "--whip", Self.endpoint, "--whip-bind", "\(Janus.janusAddress):\(sharePort)", "--size", "640x360",
@@ -139,7 +143,7 @@ import Testing
         let share = try BackgroundProcess(exe, args, in: dir, name: "share")
         processes.append(share)
         try #require(share.waitForOutput(containing: "WHIP: connected", timeout: 20), "\(share.stderr)")
-        usleep(3_000_000)
+        usleep(3_000_000)  // the subscriber joins and decodes before the cut
         let cut = try PortCut(ns, port: sharePort)
         usleep(UInt32(outage * 1_000_000))
         cut.restore()
@@ -149,8 +153,9 @@ import Testing
         usleep(5_000_000)
         let atEnd = Self.feedback(statsPath)
         #expect(share.stop(SIGINT, timeout: 10) == 0, "\(share.stderr)")
+        Janus.finish(subscriber)
         return Outage(reconnectedAfter: reconnected.map { Double(Int64($0) - Int64(restored)) / 1e6 }, log: share.stderr,
-                      feedbackAtReturn: atReturn, feedbackAtEnd: atEnd)
+                      feedbackAtReturn: atReturn, feedbackAtEnd: atEnd, subscriber: Self.summary(summaryPath))
     }
 
     /// A 14 s cut with an 8 s consent timeout: consent is lost, ICE is restarted by PATCH
@@ -166,6 +171,20 @@ import Testing
         #expect(!o.log.contains("published again"), "no new session was needed: \(o.log)")
         #expect(o.reconnectedAfter.map { $0 <= 5 } == true, "\(o.log)")
         #expect(o.feedbackAtEnd >= o.feedbackAtReturn + 10, "Janus acknowledged media after the restart")
+    }
+
+    /// A 10 s cut: consent holds (30 s), and when Janus's feedback comes back a keyframe goes
+    /// out at once, so the subscriber that watched before sees the picture move again at once:
+    /// its longest freeze is the cut and at most 1.5 s more.
+    @Test(.enabled(if: unavailable == nil, Comment(rawValue: unavailable ?? "")))
+    func aTenSecondOutageFreezesTheSubscriberNoLongerThanItself() throws {
+        let o = try Self.outage(seconds: 10, consentTimeout: 30, sharePort: 21_400, watch: true)
+        let gap = (o.subscriber["longest_gap_ms"] as? Double).map { $0 / 1000 }
+        print("10 s outage into Janus: the subscriber's longest freeze \(gap.map { String(format: "%.2f", $0) } ?? "-") s, "
+              + "\(o.subscriber["video_frames"] ?? 0) frames decoded")
+        #expect(!o.log.contains("rtcshare: reconnecting"), "consent held through 10 s: \(o.log)")
+        #expect(gap.map { $0 <= 10 + 1.5 } == true, "longest freeze \(gap ?? -1) s: \(o.subscriber["error"] ?? "")")
+        #expect(gap.map { $0 >= 9 } == true, "the subscriber watched through the cut: \(o.subscriber)")
     }
 
     /// A 45 s cut with the default 30 s consent timeout: rtcshare publishes again within 5 s of
