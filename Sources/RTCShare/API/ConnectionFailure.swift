@@ -19,11 +19,5 @@ public enum ConnectionFailure: Error, Equatable, Sendable, CustomStringConvertib
     }
 
     /// The server refused the credentials (HTTP 401 or 403, or the token was unusable).
-    public var isUnauthorized: Bool {
-        switch self {
-        case .whip(_, .httpStatus(let status, _)): status == 401 || status == 403
-        case .whip(_, .badToken): true
-        default: false
-        }
-    }
+    public var isUnauthorized: Bool { failureClass == .unauthorized }
 }

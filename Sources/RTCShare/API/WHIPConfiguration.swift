@@ -39,6 +39,9 @@ public struct WHIPConfiguration: Sendable {
     /// The HTTP exchange: connect and total timeouts.
     public var httpConnectTimeoutSeconds = 5.0
     public var httpTotalTimeoutSeconds = 10.0
+    /// Raised (from any thread): the POST in flight is given up at once and the share is not
+    /// made (`WHIPError.stopped`); the DELETE of a session already made still goes out.
+    public var stop: WHIPStop?
 
     public init(url: String, token: WHIPToken? = nil) {
         self.url = url
