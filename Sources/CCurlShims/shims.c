@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static struct {
@@ -47,11 +48,36 @@ static void *library;
 static int holders;
 static char load_error[256] = "libcurl not loaded";
 
+// Address space a load of libcurl leaves free, or it fails. libcurl's chain takes ~30 MiB of
+// address space; under a tight `ulimit -v` a load that just fits left nothing for the request
+// right after it, whose allocations (the response buffers, libcurl's handle, Swift's strings)
+// then failed, some of them in Swift, which traps. Mapped (PROT_NONE, never touched: no memory,
+// only address space) around the load and unmapped after it, it turns that band into a load
+// that fails with one clear error.
+#define RTCS_CURL_LOAD_HEADROOM (1u << 20)
+
+static int load_locked_with_headroom(void);
+
 // Loads libcurl and runs curl_global_init; with `lock` held. 0, or -1 with load_error set.
 static int load_locked(void) {
+    void *headroom = mmap(NULL, RTCS_CURL_LOAD_HEADROOM, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (headroom == MAP_FAILED) {
+        snprintf(load_error, sizeof load_error, "cannot load libcurl.so.4: out of address space (%s)", strerror(errno));
+        return -1;
+    }
+    int status = load_locked_with_headroom();
+    munmap(headroom, RTCS_CURL_LOAD_HEADROOM);
+    return status;
+}
+
+static int load_locked_with_headroom(void) {
     void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-        snprintf(load_error, sizeof load_error, "cannot load libcurl.so.4 (install libcurl4): %s", dlerror());
+        // "failed to map segment", "cannot allocate memory": the address space, not a missing package.
+        const char *why = dlerror();
+        int missing = why != NULL && strstr(why, "cannot open shared object file") != NULL;
+        snprintf(load_error, sizeof load_error, "cannot load libcurl.so.4%s: %s",
+                 missing ? " (install libcurl4)" : "", why != NULL ? why : "?");
         return -1;
     }
 #define RESOLVE(field, name)                                                                         \
