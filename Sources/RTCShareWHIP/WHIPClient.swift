@@ -45,6 +45,8 @@ public struct WHIPClient: Sendable {
     }
 
     /// POSTs `offer` to the WHIP endpoint `url` and returns the server's answer and session.
+    /// An answer refused here (not 201, not application/sdp, no body) whose `Location` came is
+    /// DELETEd before the error is thrown; one refused later (its SDP) is the caller's to DELETE.
     public func publish(to url: String, offer: String, token: WHIPToken?) throws(WHIPError) -> WHIPPublication {
         var request = makeRequest("POST", url, token: token, timeout: configuration.totalTimeout)
         request.stop = configuration.stop
@@ -57,11 +59,28 @@ public struct WHIPClient: Sendable {
         defer { _ = library }
         let response = try CurlEasy().perform(request)
         try requireSuccess(response, request)
+        let location = response.headers["Location"].flatMap { $0.isEmpty ? nil : $0 }.map { text in
+            Result { () throws(WHIPError) in try CurlURL.resolve(text, against: response.effectiveURL) }
+        }
+        do throws(WHIPError) {
+            return try publication(response, location: location, request)
+        } catch {
+            let resource = try? location?.get()
+            // The server may have made a session for an answer we refuse (a 200, text/html, an
+            // empty body): if it said where, it is ended here, or it stays on the server.
+            if let resource { _ = deleteReportingFailure(resource: resource, token: token) }
+            throw error
+        }
+    }
+
+    /// What a 2xx answer to the POST must be: 201, a Location, application/sdp, a body.
+    private func publication(_ response: HTTPResponse, location: Result<String, WHIPError>?,
+                             _ request: HTTPRequest) throws(WHIPError) -> WHIPPublication {
         guard response.status == 201 else {
             throw .httpStatus(response.status, reason: "expected 201 Created", retryAfterSeconds: Self.retryAfter(response))
         }
-        guard let location = response.headers["Location"], !location.isEmpty else { throw .missingLocation }
-        let resource = try CurlURL.resolve(location, against: response.effectiveURL)
+        guard let location else { throw .missingLocation }
+        let resource = try location.get()
         if let type = response.headers["Content-Type"] {
             let mediaType = type.split(separator: ";").first.map { $0.trimmingSpaces.lowercased() } ?? ""
             guard mediaType == "application/sdp" else {
@@ -118,7 +137,7 @@ public struct WHIPClient: Sendable {
         let secrets = token.map { [$0.secret] } ?? []
         let why: String = switch error {
         case let .httpStatus(status, reason, _): "HTTP \(status)" + (reason.isEmpty ? "" : ": \(reason)")
-        case let .timeout(seconds): "no answer within \(WHIPText.seconds(seconds)) s"
+        case let .timeout(seconds): "no answer within \(WHIPText.seconds((seconds * 10).rounded() / 10)) s"
         case let .transport(text), let .resource(text), let .untrustedServer(text): text
         default: error.description
         }

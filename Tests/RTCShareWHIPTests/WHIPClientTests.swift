@@ -156,6 +156,17 @@ import Testing
         #expect(e?.retry == .permanent)
     }
 
+    /// A session the server made for an answer the client refuses is ended at once: nothing is
+    /// left on the server for a 200 instead of 201 or an answer that is not SDP.
+    @Test(arguments: [("/answer-200/left200", "left200"), ("/answer-html/lefthtml", "lefthtml")])
+    func aRefusedAnswerWithALocationIsDeleted(path: String, id: String) throws {
+        let s = try WHIPTestServer.get()
+        let e = error { _ = try WHIPClient().publish(to: s.base + path, offer: "v=0\r\n", token: token) }
+        #expect(e != nil)
+        let deletes = try s.summary()["deletes"] as? [String] ?? []
+        #expect(deletes.contains(id), "\(deletes)")
+    }
+
     /// A stop raised while the POST waits for a server that never answers ends it at once,
     /// long before its timeout; one raised before is not sent at all.
     @Test func aRaisedStopEndsAPostInFlightAtOnce() throws {
