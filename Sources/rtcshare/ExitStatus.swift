@@ -7,7 +7,8 @@ enum ExitStatus: Int32, CaseIterable {
     /// The share finished: its duration passed, the source ended, or SIGINT/SIGTERM stopped it
     /// (at any moment, while connecting too).
     case finished = 0
-    /// The share failed for a local reason: the source, a file or socket cannot be opened.
+    /// The share failed for a local reason: the source, a file or socket cannot be opened, the
+    /// source failed while running.
     /// `rtcshare plan`: the plan does not fit.
     case failure = 1
     /// The command line is wrong.

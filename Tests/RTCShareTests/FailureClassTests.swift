@@ -46,5 +46,6 @@ import Testing
         #expect(ShareError.doesNotFit("x").failureClass == .refused)
         #expect(ShareError.pipeline("RTP video: x").failureClass == .software)
         #expect(ShareError.source("x").failureClass == .other && ShareError.output("x").failureClass == .other)
+        #expect(ShareError.invalidConfiguration("--audio wav:x: open: No such file").failureClass == .other)
     }
 }

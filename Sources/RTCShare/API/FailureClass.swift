@@ -23,10 +23,10 @@ public enum FailureClass: Sendable, Equatable {
     case resource
     /// The share stopped while it was being made (a signal, the host's `stop`): not a failure.
     case stopped
-    /// Encoding or sending failed while the share ran, or the API was used out of order: a
-    /// fault of rtcshare's (or of a library under it), not of the server or the system.
+    /// Encoding or sending failed while the share ran: a fault of rtcshare's (or of a library
+    /// under it), not of the server or the system.
     case software
-    /// Anything else: the source, a file or socket cannot be opened.
+    /// Anything else: the source, a file or socket cannot be opened, a setting is refused.
     case other
 
     /// Whether trying again can help, for a reconnect.
@@ -76,15 +76,16 @@ extension TransportFailure {
 extension ShareError {
     /// The class of this failure. `.connection` is typed finely; a plan over the cap is
     /// `.refused` (retrying the same configuration cannot help); a failure of the running
-    /// pipeline or of the API's use is `.software`; the source and the outputs are `.other`.
+    /// pipeline is `.software`; the source, the outputs and a configuration refused before
+    /// the start (a WAV file that cannot be read, an out-of-range value) are `.other`.
     /// (`.doesNotFit` and `.output` also carry resource failures — a budget that cannot be
     /// mapped, an encoder out of memory — that they cannot tell apart yet.)
     public var failureClass: FailureClass {
         switch self {
         case .connection(let failure): failure.failureClass
         case .doesNotFit: .refused
-        case .pipeline, .invalidConfiguration: .software
-        case .output, .source: .other
+        case .pipeline: .software
+        case .output, .source, .invalidConfiguration: .other
         }
     }
 
