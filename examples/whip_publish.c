@@ -49,7 +49,8 @@ int main(int argc, char **argv) {
     rtcshare_session *session = NULL;
     int32_t status = rtcshare_session_create(process, &c, on_event, NULL, &session);
     if (status != RTCSHARE_OK) {
-        fprintf(stderr, "whip_publish: %s\n", rtcshare_error_message(status));
+        fprintf(stderr, "whip_publish: %s (%s)\n", rtcshare_error_message(status),
+                rtcshare_status_is_temporary(status) ? "temporary: try again later" : "permanent");
         rtcshare_process_destroy(process);
         return 1;
     }
@@ -59,8 +60,9 @@ int main(int argc, char **argv) {
     if (status == RTCSHARE_OK) status = rtcshare_session_wait(session, &stats);
     char detail[256];
     rtcshare_session_last_error(session, detail, sizeof detail);
-    printf("%s%s%s; encoded %lld frames, sent %lld packets\n", rtcshare_error_message(status), detail[0] ? ": " : "",
-           detail, (long long)stats.encoded_frames, (long long)stats.packets_sent);
+    printf("%s%s%s%s; encoded %lld frames, sent %lld packets\n", rtcshare_error_message(status), detail[0] ? ": " : "",
+           detail, rtcshare_status_is_temporary(status) ? " (temporary: try again later)" : "",
+           (long long)stats.encoded_frames, (long long)stats.packets_sent);
     rtcshare_session_destroy(session);
     rtcshare_process_destroy(process);
     return status == RTCSHARE_OK ? 0 : 1;

@@ -6,8 +6,14 @@
 
 // A status line starts a new response (after a redirect or a 1xx): forget the previous one.
 #include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static struct {
     CURLcode (*global_init)(long);
@@ -25,6 +31,13 @@ static struct {
     CURLUcode (*url_set)(CURLU *, CURLUPart, const char *, unsigned int);
     CURLUcode (*url_get)(const CURLU *, CURLUPart, char **, unsigned int);
     void (*free)(void *);
+    CURLM *(*multi_init)(void);
+    CURLMcode (*multi_add_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_perform)(CURLM *, int *);
+    CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned int, int, int *);
+    CURLMsg *(*multi_info_read)(CURLM *, int *);
+    CURLMcode (*multi_cleanup)(CURLM *);
 } api;
 // The library is loaded while somebody holds it (rtcs_curl_hold), and unloaded with its whole
 // dependency chain when the last holder lets go: a WHIP share needs it for two requests, the
@@ -35,11 +48,36 @@ static void *library;
 static int holders;
 static char load_error[256] = "libcurl not loaded";
 
+// Address space a load of libcurl leaves free, or it fails. libcurl's chain takes ~30 MiB of
+// address space; under a tight `ulimit -v` a load that just fits left nothing for the request
+// right after it, whose allocations (the response buffers, libcurl's handle, Swift's strings)
+// then failed, some of them in Swift, which traps. Mapped (PROT_NONE, never touched: no memory,
+// only address space) around the load and unmapped after it, it turns that band into a load
+// that fails with one clear error.
+#define RTCS_CURL_LOAD_HEADROOM (1u << 20)
+
+static int load_locked_with_headroom(void);
+
 // Loads libcurl and runs curl_global_init; with `lock` held. 0, or -1 with load_error set.
 static int load_locked(void) {
+    void *headroom = mmap(NULL, RTCS_CURL_LOAD_HEADROOM, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (headroom == MAP_FAILED) {
+        snprintf(load_error, sizeof load_error, "cannot load libcurl.so.4: out of address space (%s)", strerror(errno));
+        return -1;
+    }
+    int status = load_locked_with_headroom();
+    munmap(headroom, RTCS_CURL_LOAD_HEADROOM);
+    return status;
+}
+
+static int load_locked_with_headroom(void) {
     void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-        snprintf(load_error, sizeof load_error, "cannot load libcurl.so.4 (install libcurl4): %s", dlerror());
+        // "failed to map segment", "cannot allocate memory": the address space, not a missing package.
+        const char *why = dlerror();
+        int missing = why != NULL && strstr(why, "cannot open shared object file") != NULL;
+        snprintf(load_error, sizeof load_error, "cannot load libcurl.so.4%s: %s",
+                 missing ? " (install libcurl4)" : "", why != NULL ? why : "?");
         return -1;
     }
 #define RESOLVE(field, name)                                                                         \
@@ -66,6 +104,13 @@ static int load_locked(void) {
     RESOLVE(url_set, "curl_url_set");
     RESOLVE(url_get, "curl_url_get");
     RESOLVE(free, "curl_free");
+    RESOLVE(multi_init, "curl_multi_init");
+    RESOLVE(multi_add_handle, "curl_multi_add_handle");
+    RESOLVE(multi_remove_handle, "curl_multi_remove_handle");
+    RESOLVE(multi_perform, "curl_multi_perform");
+    RESOLVE(multi_poll, "curl_multi_poll");
+    RESOLVE(multi_info_read, "curl_multi_info_read");
+    RESOLVE(multi_cleanup, "curl_multi_cleanup");
 #undef RESOLVE
     if (api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         snprintf(load_error, sizeof load_error, "curl_global_init failed");
@@ -124,6 +169,68 @@ CURLUcode rtcs_curl_url_get(const CURLU *url, CURLUPart part, char **content, un
     return api.url_get(url, part, content, flags);
 }
 void rtcs_curl_free(void *p) { api.free(p); }
+
+int rtcs_curl_stop_create(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
+void rtcs_curl_stop_raise(int stop) {
+    uint64_t one = 1;
+    // Never read: the counter only grows, so the fd stays readable. EAGAIN (the counter at its
+    // maximum) leaves it readable too.
+    while (write(stop, &one, sizeof one) < 0 && errno == EINTR) {}
+}
+
+int rtcs_curl_stop_is_raised(int stop) {
+    struct pollfd p = {.fd = stop, .events = POLLIN};
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLIN) != 0;
+}
+
+void rtcs_curl_stop_destroy(int stop) {
+    if (stop >= 0) close(stop);
+}
+
+CURLcode rtcs_curl_perform(CURL *curl, int stop) {
+    if (curl == NULL) return CURLE_BAD_FUNCTION_ARGUMENT;
+    if (stop < 0) return api.easy_perform(curl);
+    if (rtcs_curl_stop_is_raised(stop)) return CURLE_ABORTED_BY_CALLBACK;
+    CURLM *multi = api.multi_init();
+    if (multi == NULL) return CURLE_OUT_OF_MEMORY;
+    if (api.multi_add_handle(multi, curl) != CURLM_OK) {
+        api.multi_cleanup(multi);
+        return CURLE_OUT_OF_MEMORY;
+    }
+    CURLcode result = CURLE_OK;
+    int running = 1;
+    for (;;) {
+        CURLMcode mc = api.multi_perform(multi, &running);
+        if (mc != CURLM_OK) {
+            result = mc == CURLM_OUT_OF_MEMORY ? CURLE_OUT_OF_MEMORY : CURLE_RECV_ERROR;
+            break;
+        }
+        if (running == 0) {
+            int left = 0;
+            CURLMsg *msg;
+            result = CURLE_GOT_NOTHING;  // replaced by the transfer's own result below
+            while ((msg = api.multi_info_read(multi, &left)) != NULL) {
+                if (msg->msg == CURLMSG_DONE && msg->easy_handle == curl) result = msg->data.result;
+            }
+            break;
+        }
+        // libcurl's own timeouts (connect, total) still apply: the poll returns for them.
+        struct curl_waitfd extra = {.fd = stop, .events = CURL_WAIT_POLLIN, .revents = 0};
+        mc = api.multi_poll(multi, &extra, 1, 1000, NULL);
+        if (mc != CURLM_OK) {
+            result = mc == CURLM_OUT_OF_MEMORY ? CURLE_OUT_OF_MEMORY : CURLE_RECV_ERROR;
+            break;
+        }
+        if (extra.revents != 0 || rtcs_curl_stop_is_raised(stop)) {
+            result = CURLE_ABORTED_BY_CALLBACK;
+            break;
+        }
+    }
+    api.multi_remove_handle(multi, curl);
+    api.multi_cleanup(multi);
+    return result;
+}
 
 static void reset_if_status_line(rtcs_curl_response *r, const char *line, size_t n) {
     if (n >= 5 && memcmp(line, "HTTP/", 5) == 0) {

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 struct rtcs_openssl_api rtcs_openssl;
 
@@ -17,7 +18,11 @@ static void load(void) {
     // libssl.so.3 depends on libcrypto.so.3: dlsym on its handle finds both.
     void *lib = dlopen("libssl.so.3", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-        snprintf(error_text, sizeof error_text, "cannot load libssl.so.3 (install libssl3): %s", dlerror());
+        // "failed to map segment": the address space ran out, not a missing package.
+        const char *why = dlerror();
+        int missing = why != NULL && strstr(why, "cannot open shared object file") != NULL;
+        snprintf(error_text, sizeof error_text, "cannot load libssl.so.3%s: %s", missing ? " (install libssl3)" : "",
+                 why != NULL ? why : "?");
         return;
     }
 #define RTCS_OPENSSL_RESOLVE(name)                                                              \

@@ -28,7 +28,11 @@ static void load(void) {
     void *lib = NULL;
     for (size_t i = 0; i < sizeof names / sizeof names[0] && lib == NULL; i++) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     if (lib == NULL) {
-        snprintf(load_error, sizeof load_error, "cannot load libopenh264.so.7 (install libopenh264-7): %s", dlerror());
+        // "failed to map segment": the address space ran out, not a missing package.
+        const char *why = dlerror();
+        int missing = why != NULL && strstr(why, "cannot open shared object file") != NULL;
+        snprintf(load_error, sizeof load_error, "cannot load libopenh264.so.7%s: %s",
+                 missing ? " (install libopenh264-7)" : "", why != NULL ? why : "?");
         return;
     }
 #define RESOLVE(field, name)                                                                         \

@@ -19,17 +19,33 @@ extension ShareError {
         case .output: RTCSHARE_E_OUTPUT.rawValue
         case .pipeline: RTCSHARE_E_PIPELINE.rawValue
         case .invalidConfiguration: RTCSHARE_E_INVALID_ARGUMENT.rawValue
+        case .resource: RTCSHARE_E_RESOURCE.rawValue
         case .connection(let failure):
-            switch failure {
-            case _ where failure.isUnauthorized: RTCSHARE_E_UNAUTHORIZED.rawValue
-            case .whip: RTCSHARE_E_SERVER.rawValue
-            case .transport(.ice), .transport(.localAddressGone): RTCSHARE_E_CONNECT.rawValue
-            case .transport(.dtls), .transport(.srtpKeys): RTCSHARE_E_SECURITY.rawValue
-            case .transport(.consentLost), .transport(.dtlsClosed), .transport(.peerUnreachable):
+            switch (failure, failure.failureClass) {
+            case (_, .unauthorized): RTCSHARE_E_UNAUTHORIZED.rawValue
+            case (_, .resource): RTCSHARE_E_RESOURCE.rawValue
+            case (.whip, .unavailable): RTCSHARE_E_SERVER_UNAVAILABLE.rawValue
+            case (.whip, _): RTCSHARE_E_SERVER.rawValue
+            case (.transport(.ice), _), (.transport(.localAddressGone), _), (.transport(.noLocalAddress), _):
+                RTCSHARE_E_CONNECT.rawValue
+            case (.transport(.dtls), .refused): RTCSHARE_E_SECURITY_REFUSED.rawValue
+            case (.transport(.dtls), _), (.transport(.srtpKeys), _): RTCSHARE_E_SECURITY.rawValue
+            case (.transport(.consentLost), _), (.transport(.dtlsClosed), _), (.transport(.peerUnreachable), _):
                 RTCSHARE_E_PEER_GONE.rawValue
             }
         }
     }
+}
+
+/// The codes whose failure may pass: the same split as `FailureClass.retry`.
+private let temporaryStatuses: Set<Int32> = [
+    RTCSHARE_E_SERVER_UNAVAILABLE.rawValue, RTCSHARE_E_CONNECT.rawValue, RTCSHARE_E_SECURITY.rawValue,
+    RTCSHARE_E_PEER_GONE.rawValue, RTCSHARE_E_RESOURCE.rawValue,
+]
+
+@_cdecl("rtcshare_status_is_temporary")
+public func rtcshare_status_is_temporary(_ code: Int32) -> Int32 {
+    temporaryStatuses.contains(code) ? 1 : 0
 }
 
 extension PushResult {
@@ -58,10 +74,15 @@ private enum StaticText {
             (RTCSHARE_E_BUSY, "busy: dropped"),
             (RTCSHARE_E_NOT_RUNNING, "the session is not running"),
             (RTCSHARE_E_UNAUTHORIZED, "the WHIP server refused the token"),
-            (RTCSHARE_E_SERVER, "the WHIP exchange with the server failed"),
+            (RTCSHARE_E_SERVER, "the WHIP exchange with the server failed: it refused the configuration, "
+                + "or its answer cannot be used"),
             (RTCSHARE_E_CONNECT, "no ICE path to the server"),
             (RTCSHARE_E_SECURITY, "DTLS with the server failed"),
             (RTCSHARE_E_PEER_GONE, "the server went away"),
+            (RTCSHARE_E_SERVER_UNAVAILABLE, "the WHIP exchange with the server failed for now (5xx, 408, 429, "
+                + "a timeout, a refused connection): try again later"),
+            (RTCSHARE_E_SECURITY_REFUSED, "DTLS with the server failed and cannot work with its answer"),
+            (RTCSHARE_E_RESOURCE, "out of memory or address space, or a library cannot be loaded"),
         ]
         var table: [Int32: UnsafeMutablePointer<CChar>] = [:]
         for (code, text) in lines { table[code.rawValue] = strdup(text)! }

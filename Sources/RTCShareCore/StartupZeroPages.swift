@@ -1,4 +1,5 @@
 import CCore
+import Glibc
 import Synchronization
 
 /// Gives back the all-zero pages a library wrote while starting (libvpx's VP8 encoder zero-fills
@@ -30,14 +31,16 @@ public enum StartupZeroPages {
         return try lock.withLock { _ throws(E) -> (T, Int) in
             // The snapshots' own memory is taken before the first one and given back after the
             // second: it is not "mapped in between".
-            let before = UnsafeMutablePointer<ccore_range>.allocate(capacity: snapshotCapacity)
-            let after = UnsafeMutablePointer<ccore_range>.allocate(capacity: snapshotCapacity)
-            before.initialize(repeating: ccore_range(start: 0, end: 0), count: snapshotCapacity)
-            after.initialize(repeating: ccore_range(start: 0, end: 0), count: snapshotCapacity)
-            defer {
-                before.deallocate()
-                after.deallocate()
-            }
+            // From calloc, checked: Swift's allocate traps when memory runs out, and this is
+            // only an optimisation — without room for the snapshots the start goes on as usual
+            // (and the library's own allocation says whether it fits).
+            let bytes = MemoryLayout<ccore_range>.stride * snapshotCapacity
+            guard let beforeBytes = calloc(1, bytes) else { return (try body(), 0) }
+            defer { free(beforeBytes) }
+            guard let afterBytes = calloc(1, bytes) else { return (try body(), 0) }
+            defer { free(afterBytes) }
+            let before = beforeBytes.bindMemory(to: ccore_range.self, capacity: snapshotCapacity)
+            let after = afterBytes.bindMemory(to: ccore_range.self, capacity: snapshotCapacity)
             var beforeCount = 0
             let snapshotBefore = ccore_anon_snapshot(before, snapshotCapacity, &beforeCount)
             let result = try body()

@@ -20,6 +20,9 @@ public enum TransportFailure: Error, Equatable, Sendable, CustomStringConvertibl
     /// The host no longer has the address the connection's path left from (an interface went
     /// down, a new DHCP lease, a network change).
     case localAddressGone(String)
+    /// The host has no IPv4 address to offer a candidate on (every interface down or without
+    /// an address: an outage, not a configuration).
+    case noLocalAddress
 
     public var description: String {
         switch self {
@@ -30,6 +33,7 @@ public enum TransportFailure: Error, Equatable, Sendable, CustomStringConvertibl
         case .srtpKeys(let why): "SRTP keys from DTLS: \(why)"
         case .peerUnreachable: "the server's port is closed (ICMP port unreachable): its session is gone"
         case .localAddressGone(let address): "the host's address \(address) went away"
+        case .noLocalAddress: "the host has no IPv4 address to send from"
         }
     }
 }

@@ -1,5 +1,6 @@
 import CCurl
 import CCurlShims
+import Glibc
 
 /// A libcurl easy handle performing one `HTTPRequest`, blocking the calling thread.
 ///
@@ -7,11 +8,12 @@ import CCurlShims
 /// edge, never on the media thread; a multi handle would add a second event loop for nothing.
 ///
 /// Invariants: a handle is owned (`~Copyable`) and cleaned up in `deinit`; libcurl writes the
-/// response into a bounded capture (`rtcs_curl_response`) whose buffers are allocated per
-/// request and freed before `perform` returns; nothing libcurl keeps points into Swift memory
+/// response into a bounded capture (`rtcs_curl_response`) whose buffers are one malloc per
+/// request (checked: no trap when memory runs out), freed before `perform` returns; nothing libcurl keeps points into Swift memory
 /// after `perform` (strings passed to setopt are copied by libcurl, the body with
 /// CURLOPT_COPYPOSTFIELDS). Only http and https are allowed, for the request and redirects.
-/// This file is the one place a `CURLcode` becomes a `WHIPError`.
+/// This file is the one place a `CURLcode` becomes a `WHIPError`. A request with a `WHIPStop`
+/// runs on a multi handle whose poll also waits on the stop (`rtcs_curl_perform`).
 struct CurlEasy: ~Copyable {
     /// Largest response header block read (bytes).
     static let maximumHeaderBytes = 16 << 10
@@ -22,7 +24,7 @@ struct CurlEasy: ~Copyable {
 
     init() throws(WHIPError) {
         let library = try CurlLibrary()
-        guard let h = rtcs_curl_easy_init() else { throw .transport("libcurl could not make a handle") }
+        guard let h = rtcs_curl_easy_init() else { throw .resource("libcurl could not make a handle") }
         handle = h
         self.library = library
     }
@@ -35,22 +37,23 @@ struct CurlEasy: ~Copyable {
         for line in request.headers { headerList = rtcs_curl_slist_append(headerList, line) }
         defer { rtcs_curl_slist_free_all(headerList) }
 
-        let errorText = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
-        errorText.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
-        defer { errorText.deallocate() }
-
-        let capture = UnsafeMutablePointer<rtcs_curl_response>.allocate(capacity: 1)
-        let headerBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Self.maximumHeaderBytes)
-        let bodyBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, request.maximumBodyBytes))
+        // One block for the error text, the capture and its two buffers, from malloc: Swift's
+        // allocate traps when memory runs out, and a request made with the address space nearly
+        // spent (libcurl's chain has just been mapped) must fail as an error, not a trap.
+        let captureBytes = (MemoryLayout<rtcs_curl_response>.size + 15) & ~15
+        let total = captureBytes + Int(CURL_ERROR_SIZE) + Self.maximumHeaderBytes + max(1, request.maximumBodyBytes)
+        guard let block = calloc(1, total) else {
+            throw .resource("out of memory for a \(total >> 10) KiB HTTP response buffer")
+        }
+        defer { free(block) }
+        let capture = block.bindMemory(to: rtcs_curl_response.self, capacity: 1)
+        let errorText = (block + captureBytes).bindMemory(to: CChar.self, capacity: Int(CURL_ERROR_SIZE))
+        let headerBuffer = errorText + Int(CURL_ERROR_SIZE)
+        let bodyBuffer = headerBuffer + Self.maximumHeaderBytes
         capture.initialize(to: rtcs_curl_response(
             headers: headerBuffer, header_capacity: Self.maximumHeaderBytes, header_length: 0,
             body: bodyBuffer, body_capacity: request.maximumBodyBytes, body_length: 0,
             overflow: RTCS_CURL_OVERFLOW_NONE))
-        defer {
-            capture.deallocate()
-            headerBuffer.deallocate()
-            bodyBuffer.deallocate()
-        }
 
         try check(rtcs_curl_capture(handle, capture))
         try set(CURLOPT_URL, request.url)
@@ -75,8 +78,9 @@ struct CurlEasy: ~Copyable {
             try set(CURLOPT_CUSTOMREQUEST, request.method)
         }
 
-        let rc = rtcs_curl_easy_perform(handle)
+        let rc = rtcs_curl_perform(handle, request.stop?.watchedDescriptor ?? -1)
         if rc != CURLE_OK {
+            if rc == CURLE_ABORTED_BY_CALLBACK { throw .stopped }
             let r = capture.pointee
             if rc == CURLE_WRITE_ERROR, r.overflow == RTCS_CURL_OVERFLOW_BODY {
                 throw .responseTooLarge(what: "body", limit: request.maximumBodyBytes)
@@ -95,7 +99,11 @@ struct CurlEasy: ~Copyable {
             case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
                 throw .badURL(WHIPText.sanitised(Array(request.url.utf8), hiding: request.secrets))
             case CURLE_TOO_MANY_REDIRECTS:
-                throw .transport("more than \(request.maximumRedirects) redirects")
+                throw .tooManyRedirects(request.maximumRedirects)
+            case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+                throw .untrustedServer(line)
+            case CURLE_OUT_OF_MEMORY, CURLE_FAILED_INIT, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_ENGINE_NOTFOUND:
+                throw .resource(line)
             default:
                 throw .transport(line)
             }
@@ -122,6 +130,9 @@ struct CurlEasy: ~Copyable {
     }
 
     private func check(_ rc: CURLcode) throws(WHIPError) {
-        guard rc == CURLE_OK else { throw .transport("libcurl: \(String(cString: rtcs_curl_easy_strerror(rc)))") }
+        guard rc == CURLE_OK else {
+            let line = "libcurl: \(String(cString: rtcs_curl_easy_strerror(rc)))"
+            throw rc == CURLE_OUT_OF_MEMORY ? .resource(line) : .transport(line)
+        }
     }
 }

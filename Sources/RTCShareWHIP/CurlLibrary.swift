@@ -7,7 +7,9 @@ import CCurlShims
 /// inside an exchange that holds already costs no load).
 struct CurlLibrary: ~Copyable {
     init() throws(WHIPError) {
-        guard rtcs_curl_hold() == 0 else { throw .transport(String(cString: rtcs_curl_load_error())) }
+        // A library that cannot be mapped or initialised is a resource failure (out of address
+        // space, a missing package), never a server's.
+        guard rtcs_curl_hold() == 0 else { throw .resource(String(cString: rtcs_curl_load_error())) }
     }
 
     deinit { rtcs_curl_release() }

@@ -11,7 +11,7 @@ enum CurlURL {
     static func resolve(_ reference: String, against base: String) throws(WHIPError) -> String {
         let library = try CurlLibrary()
         defer { _ = library }
-        guard let url = rtcs_curl_url() else { throw .transport("libcurl could not make a URL handle") }
+        guard let url = rtcs_curl_url() else { throw .resource("libcurl could not make a URL handle") }
         defer { rtcs_curl_url_cleanup(url) }
         let bad = WHIPError.badURL(WHIPText.sanitised(Array(reference.utf8)))
         guard rtcs_curl_url_set(url, CURLUPART_URL, base, 0) == CURLUE_OK else { throw bad }

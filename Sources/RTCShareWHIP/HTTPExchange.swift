@@ -14,6 +14,8 @@ struct HTTPRequest: Sendable {
     var maximumBodyBytes: Int
     /// Texts that must not appear in any error this request produces (the bearer token).
     var secrets: [String] = []
+    /// Raised: the request is not sent, or is given up at once (`WHIPError.stopped`).
+    var stop: WHIPStop?
 }
 
 /// The last response of a request (after any redirects it followed).

@@ -1,3 +1,5 @@
+import Glibc
+
 /// The WHIP HTTP exchange (RFC 9725): POST the offer, PATCH trickled candidates, DELETE the
 /// session. Blocking calls on libcurl, made at the IO edge and never on the media thread.
 ///
@@ -24,8 +26,11 @@ public struct WHIPClient: Sendable {
         public var maximumRedirects = 3
         /// Largest answer (or error body) read.
         public var maximumAnswerBytes = 64 << 10
+        /// Raised: a POST or PATCH is not sent, or is given up within milliseconds
+        /// (`WHIPError.stopped`). The DELETE does not watch it. nil: requests end by their timeouts.
+        public var stop: WHIPStop?
 
-        public init() {}
+        public init(stop: WHIPStop? = nil) { self.stop = stop }
     }
 
     /// What a PATCH achieved: the server took the fragment, or it does not do trickle ICE
@@ -40,21 +45,42 @@ public struct WHIPClient: Sendable {
     }
 
     /// POSTs `offer` to the WHIP endpoint `url` and returns the server's answer and session.
+    /// An answer refused here (not 201, not application/sdp, no body) whose `Location` came is
+    /// DELETEd before the error is thrown; one refused later (its SDP) is the caller's to DELETE.
     public func publish(to url: String, offer: String, token: WHIPToken?) throws(WHIPError) -> WHIPPublication {
         var request = makeRequest("POST", url, token: token, timeout: configuration.totalTimeout)
+        request.stop = configuration.stop
         request.headers += ["Content-Type: application/sdp", "Accept: application/sdp"]
         request.body = offer
         request.maximumRedirects = configuration.maximumRedirects
         // One hold for the whole exchange: the request and resolving its Location.
+        if configuration.stop?.isRaised == true { throw .stopped }
         let library = try CurlLibrary()
         defer { _ = library }
         let response = try CurlEasy().perform(request)
         try requireSuccess(response, request)
-        guard response.status == 201 else {
-            throw .httpStatus(response.status, reason: "expected 201 Created")
+        let location = response.headers["Location"].flatMap { $0.isEmpty ? nil : $0 }.map { text in
+            Result { () throws(WHIPError) in try CurlURL.resolve(text, against: response.effectiveURL) }
         }
-        guard let location = response.headers["Location"], !location.isEmpty else { throw .missingLocation }
-        let resource = try CurlURL.resolve(location, against: response.effectiveURL)
+        do throws(WHIPError) {
+            return try publication(response, location: location, request)
+        } catch {
+            let resource = try? location?.get()
+            // The server may have made a session for an answer we refuse (a 200, text/html, an
+            // empty body): if it said where, it is ended here, or it stays on the server.
+            if let resource { _ = deleteReportingFailure(resource: resource, token: token) }
+            throw error
+        }
+    }
+
+    /// What a 2xx answer to the POST must be: 201, a Location, application/sdp, a body.
+    private func publication(_ response: HTTPResponse, location: Result<String, WHIPError>?,
+                             _ request: HTTPRequest) throws(WHIPError) -> WHIPPublication {
+        guard response.status == 201 else {
+            throw .httpStatus(response.status, reason: "expected 201 Created", retryAfterSeconds: Self.retryAfter(response))
+        }
+        guard let location else { throw .missingLocation }
+        let resource = try location.get()
         if let type = response.headers["Content-Type"] {
             let mediaType = type.split(separator: ";").first.map { $0.trimmingSpaces.lowercased() } ?? ""
             guard mediaType == "application/sdp" else {
@@ -74,6 +100,8 @@ public struct WHIPClient: Sendable {
     public func patch(resource: String, fragment: String, token: WHIPToken?,
                       entityTag: String? = nil) throws(WHIPError) -> PatchResult {
         var request = makeRequest("PATCH", resource, token: token, timeout: configuration.totalTimeout)
+        request.stop = configuration.stop
+        if configuration.stop?.isRaised == true { throw .stopped }
         request.headers.append("Content-Type: application/trickle-ice-sdpfrag")
         if let entityTag { request.headers.append("If-Match: \(try headerSafe(entityTag))") }
         request.body = fragment
@@ -83,11 +111,38 @@ public struct WHIPClient: Sendable {
         return .applied
     }
 
-    /// DELETEs the session resource, within `deleteTimeout` (capped at 1 s).
+    /// DELETEs the session resource, within `deleteTimeout` (capped at 1 s). Not stopped by
+    /// `configuration.stop`: ending the session is what a stopping sender still owes the server.
     public func delete(resource: String, token: WHIPToken?) throws(WHIPError) {
         let request = makeRequest("DELETE", resource, token: token, timeout: min(1, configuration.deleteTimeout))
         let response = try CurlEasy().perform(request)
         try requireSuccess(response, request)
+    }
+
+    /// DELETEs the session resource as `delete` does, and never throws: a share that ends must
+    /// end whatever the server says. Returns nil when the server took it (2xx), else one line
+    /// for a warning — `WHIP DELETE <resource>: HTTP 500: reason`, `… no answer within 1.0 s` —
+    /// with the token scrubbed from it.
+    public func deleteReportingFailure(resource: String, token: WHIPToken?) -> String? {
+        do throws(WHIPError) {
+            try delete(resource: resource, token: token)
+            return nil
+        } catch {
+            return Self.deleteFailure(resource: resource, error, token: token)
+        }
+    }
+
+    /// The one line `deleteReportingFailure` returns for `error`.
+    public static func deleteFailure(resource: String, _ error: WHIPError, token: WHIPToken?) -> String {
+        let secrets = token.map { [$0.secret] } ?? []
+        let why: String = switch error {
+        case let .httpStatus(status, reason, _): "HTTP \(status)" + (reason.isEmpty ? "" : ": \(reason)")
+        case let .timeout(seconds): "no answer within \(WHIPText.seconds((seconds * 10).rounded() / 10)) s"
+        case let .transport(text), let .resource(text), let .untrustedServer(text): text
+        default: error.description
+        }
+        let target = WHIPText.sanitised(Array(resource.utf8), limit: 200, hiding: secrets)
+        return "WHIP DELETE \(target): " + WHIPText.sanitised(Array(why.utf8), limit: 200, hiding: secrets)
     }
 
     func makeRequest(_ method: String, _ url: String, token: WHIPToken?, timeout: Double) -> HTTPRequest {
@@ -103,10 +158,17 @@ public struct WHIPClient: Sendable {
         return request
     }
 
-    /// A 2xx passes; anything else becomes `httpStatus` with a reason from the body.
+    /// A 2xx passes; anything else becomes `httpStatus` with a reason from the body and the
+    /// delay its `Retry-After` asks for.
     func requireSuccess(_ response: HTTPResponse, _ request: HTTPRequest) throws(WHIPError) {
         guard !(200...299).contains(response.status) else { return }
-        throw .httpStatus(response.status, reason: WHIPText.sanitised(response.body, hiding: request.secrets))
+        throw .httpStatus(response.status, reason: WHIPText.sanitised(response.body, hiding: request.secrets),
+                          retryAfterSeconds: Self.retryAfter(response))
+    }
+
+    private static func retryAfter(_ response: HTTPResponse) -> Int? {
+        guard let value = response.headers["Retry-After"] else { return nil }
+        return HTTPRetryAfter.seconds(value, responseDate: response.headers["Date"], now: Int(time(nil)))
     }
 
     func headerSafe(_ value: String) throws(WHIPError) -> String {

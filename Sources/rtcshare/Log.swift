@@ -138,9 +138,15 @@ final class Log: @unchecked Sendable {
         line(text)
     }
 
-    func fail(_ message: String) -> Never {
+    /// One `rtcshare: error:` line, then exit with `status` (see `ExitStatus`).
+    func fail(_ message: String, status: ExitStatus = .failure) -> Never {
         line("rtcshare: error: \(message)")
-        exit(1)
+        exit(status.rawValue)
+    }
+
+    /// `fail` with the status of a share's failure.
+    func fail(_ error: ShareError) -> Never {
+        fail(error.description, status: ExitStatus(error.failureClass))
     }
 
     func line(_ text: String) {

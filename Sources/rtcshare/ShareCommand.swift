@@ -58,6 +58,11 @@ struct ShareCommand: CommandLineCommand {
         configuration.ivfPath = output
         configuration.audio?.oggPath = audioOutput
         configuration.duration = duration.map { .microseconds(Int64($0 * 1_000_000)) }
+        // Before any other thread, and before the agent: a stop while the share is still being
+        // made (the WHIP POST, STUN gathering) ends it too (see ShareStop).
+        let stop = ShareStop(quiet: quiet)
+        let signals = SignalWatcher { stop.stop() }
+        defer { _ = signals }
         let log = Log(quiet: quiet, statsJSONPath: statsJSON)
         let peerConfiguration: PeerConfiguration?
         do {
@@ -74,21 +79,29 @@ struct ShareCommand: CommandLineCommand {
         agentConfiguration.source = options.sourceChoice
         agentConfiguration.transport = peerConfiguration.map { .peer($0) } ?? .none
         do {
-            if let whipConfiguration = try whip.configuration(audio: configuration.audio != nil,
+            if var whipConfiguration = try whip.configuration(audio: configuration.audio != nil,
                                                               framesPerSecond: configuration.framesPerSecond) {
+                whipConfiguration.stop = stop.whip
                 agentConfiguration.transport = .whip(whipConfiguration)
             }
         } catch {
-            log.fail(error.description)
+            // --whip-bind and --stun passed `validate`: what fails here is the token.
+            log.fail(error.description, status: .unauthorized)
         }
         let agent: ShareAgent
         do {
             agent = try ShareAgent(configuration: agentConfiguration) { event in log.event(event) }
         } catch {
-            log.fail(error.description)
+            stop.failed()
+            if error.failureClass == .stopped {
+                if !quiet { log.line(ShareStop.stoppedWhileMaking) }
+                exit(ExitStatus.finished.rawValue)
+            }
+            log.fail(error)
         }
-        let signals = SignalWatcher { agent.stop() }
-        defer { _ = signals }
+        // A stop that came while the agent was being made ends the share at once (its WHIP
+        // session, if one was made, is DELETEd as the run ends).
+        stop.made(agent)
         if let name = agent.audioName, !quiet { log.line("rtcshare: audio: \(name)") }
         do {
             if agent.peerAddress != nil {
@@ -104,7 +117,7 @@ struct ShareCommand: CommandLineCommand {
             let stats = try agent.run()
             log.summary(stats, plan: agent.plan, transport: agent.transportStats)
         } catch {
-            log.fail(error.description)
+            log.fail(error)
         }
     }
 }

@@ -299,10 +299,14 @@ import Testing
     /// Each way a publication fails reaches a C caller as its own status code (here as the
     /// code's message, which whip_publish prints), the detail in the session's last error.
     /// (A refusal at create has no session to hold the detail: the code alone says it.)
-    @Test(arguments: [("/status/401", "the WHIP server refused the token", nil),
-                      ("/status/500", "the WHIP exchange with the server failed", nil),
+    /// Each code says whether the failure may pass (`rtcshare_status_is_temporary`, which
+    /// whip_publish prints as "temporary").
+    @Test(arguments: [("/status/401", "the WHIP server refused the token (permanent)", nil),
+                      ("/status/404", "the WHIP exchange with the server failed: it refused the configuration", nil),
+                      ("/status/500", "the WHIP exchange with the server failed for now", nil),
+                      ("/retry-after/503/9", "try again later (temporary", nil),
                       ("/whip-dead-ice/cabi-dead-ice", "no ICE path to the server", "ICE: no candidate pair"),
-                      ("/whip-bad-fingerprint/cabi-bad-fp", "DTLS with the server failed", "DTLS: ")])
+                      ("/whip-bad-fingerprint/cabi-bad-fp", "DTLS with the server failed and cannot work", "DTLS: ")])
     func eachFailureReachesTheCABIAsItsOwnCode(path: String, message: String, detail: String?) throws {
         let server = try Self.server.get()
         let dir = try Tools.temporaryDirectory()
@@ -315,6 +319,8 @@ import Testing
         #expect(run.status == 1, "\(log)")
         #expect(log.contains(message), "\(log)")
         if let detail { #expect(log.contains(": " + detail), "\(log)") }
+        let temporary = path.contains("500") || path.contains("503") || path.contains("dead-ice")
+        #expect(log.contains("temporary") == temporary, "\(log)")
     }
 
     @Test(arguments: [("/status/401", "401"), ("/status/404", "404"), ("/status/500", "500"),

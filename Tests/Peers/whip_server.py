@@ -26,6 +26,16 @@ Fixed replies for the HTTP client's error paths (no aiortc involved):
                                   TURN server; headers X-Method and X-Auth-Seen (yes/no)
   POST /redirect/<code>/<rest>    <code> (307/308) to /<rest>
   POST /hang                      never answers
+  DELETE /hang                    never answers (a DELETE that gets no answer)
+  DELETE /status/<code>           <code> with the same body as POST /status/<code>
+  POST /retry-after/<code>/<n>    <code> with "Retry-After: <n>" (delta-seconds)
+  POST /retry-after-date/<code>/<n>  <code> with Retry-After as an HTTP-date <n> s after its Date
+  POST /answer-200/<id>           200 (not 201) with an SDP body and a Location
+  POST /answer-html/<id>          201 with a Location, but text/html
+  POST /answer-truncated/<id>     201 application/sdp, Location, an SDP cut off in its m= line
+  POST /whip-no-codec/<id>        the real endpoint, its answer's video codecs renamed (no
+                                  common codec: rtcshare must refuse it)
+  POST /whip-video-rejected/<id>  the real endpoint, its answer's video section at port 0
   POST /big                       201 with a 100 KiB body
   POST /whip-bad-fingerprint/<id> the real endpoint, its answer's fingerprints altered (DTLS must refuse)
   POST /whip-dead-ice/<id>        the real endpoint's answer, but its candidates point at a port
@@ -267,6 +277,22 @@ def make_app(state, port_holder, relay=None):
             lines.append(line)
         return "\r\n".join(lines)
 
+    def no_common_codec(answer):
+        # Every video rtpmap names a codec nobody offered (RTX keeps its name and apt).
+        lines = []
+        for line in answer.split("\r\n"):
+            if line.startswith("a=rtpmap:") and ("VP8/" in line or "H264/" in line):
+                line = line.replace("VP8/", "XV8/").replace("H264/", "X264/")
+            lines.append(line)
+        return "\r\n".join(lines)
+
+    def video_rejected(answer):
+        def port_zero(line):
+            fields = line.split(" ")
+            fields[1] = "0"
+            return " ".join(fields)
+        return "\r\n".join(port_zero(l) if l.startswith("m=video ") else l for l in answer.split("\r\n"))
+
     def through_relay(answer):
         # The candidate's port becomes the relay's; the relay forwards to aiortc's own port.
         lines = []
@@ -302,6 +328,12 @@ def make_app(state, port_holder, relay=None):
     async def whip_post_closing(request):
         return await whip_post(request, close_after_ms=int(request.match_info["ms"]))
 
+    async def whip_post_no_codec(request):
+        return await whip_post(request, no_common_codec)
+
+    async def whip_post_video_rejected(request):
+        return await whip_post(request, video_rejected)
+
     async def whip_post_relayed(request):
         if relay is None:
             return web.Response(status=501, text="start the server with --relay for /whip-relayed\n")
@@ -327,6 +359,38 @@ def make_app(state, port_holder, relay=None):
         await record(request)
         code = int(request.match_info["code"])
         return web.Response(status=code, text=f"status {code} from the test server\r\nsecond line\n")
+
+    async def retry_after(request):
+        await record(request)
+        code = int(request.match_info["code"])
+        return web.Response(status=code, text=f"status {code} from the test server\n",
+                            headers={"Retry-After": request.match_info["n"]})
+
+    async def retry_after_date(request):
+        await record(request)
+        code = int(request.match_info["code"])
+        now = int(time.time())
+        def http_date(t):
+            return time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(t))
+        return web.Response(status=code, text=f"status {code} from the test server\n",
+                            headers={"Date": http_date(now),
+                                     "Retry-After": http_date(now + int(request.match_info["n"]))})
+
+    async def fixed_answer(request, status, content_type, body):
+        await record(request)
+        sid = request.match_info["id"]
+        return web.Response(status=status, body=body.encode(), content_type=content_type,
+                            headers={"Location": f"/whip/resource/{sid}"})
+
+    async def answer_200(request):
+        return await fixed_answer(request, 200, "application/sdp", "v=0\r\n")
+
+    async def answer_html(request):
+        return await fixed_answer(request, 201, "text/html", "<html><body>hello</body></html>\n")
+
+    async def answer_truncated(request):
+        return await fixed_answer(request, 201, "application/sdp",
+                                  "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=vid")
 
     async def echo_auth(request):
         await record(request)
@@ -399,6 +463,15 @@ def make_app(state, port_holder, relay=None):
         web.post("/echo", echo),
         web.post("/redirect/{code}/{rest:.*}", redirect),
         web.post("/hang", hang),
+        web.delete("/hang", hang),
+        web.delete("/status/{code}", status),
+        web.post("/retry-after/{code}/{n}", retry_after),
+        web.post("/retry-after-date/{code}/{n}", retry_after_date),
+        web.post("/answer-200/{id}", answer_200),
+        web.post("/answer-html/{id}", answer_html),
+        web.post("/answer-truncated/{id}", answer_truncated),
+        web.post("/whip-no-codec/{id}", whip_post_no_codec),
+        web.post("/whip-video-rejected/{id}", whip_post_video_rejected),
         web.post("/big", big),
         web.get("/summary", summary),
     ])

@@ -130,10 +130,96 @@ import Testing
         #expect(result == .unsupported)
     }
 
+    @Test func retryAfterInSecondsIsCarriedWithTheStatus() throws {
+        let s = try WHIPTestServer.get()
+        let e = error { _ = try WHIPClient().publish(to: s.base + "/retry-after/503/7", offer: "v=0\r\n", token: token) }
+        #expect(e == .httpStatus(503, reason: "status 503 from the test server", retryAfterSeconds: 7))
+        #expect(e?.retry == .temporary(afterSeconds: 7))
+    }
+
+    @Test func retryAfterAsADateIsTakenAgainstTheServersDate() throws {
+        let s = try WHIPTestServer.get()
+        let e = error { _ = try WHIPClient().publish(to: s.base + "/retry-after-date/429/42", offer: "v=0\r\n", token: token) }
+        #expect(e == .httpStatus(429, reason: "status 429 from the test server", retryAfterSeconds: 42))
+    }
+
+    @Test func aHugeRetryAfterIsCapped() throws {
+        let s = try WHIPTestServer.get()
+        let e = error { _ = try WHIPClient().publish(to: s.base + "/retry-after/503/86400", offer: "v=0\r\n", token: token) }
+        #expect(e?.retry == .temporary(afterSeconds: HTTPRetryAfter.maximumSeconds))
+    }
+
+    @Test func twoHundredInsteadOfCreatedIsPermanent() throws {
+        let s = try WHIPTestServer.get()
+        let e = error { _ = try WHIPClient().publish(to: s.base + "/answer-200/c200", offer: "v=0\r\n", token: token) }
+        #expect(e == .httpStatus(200, reason: "expected 201 Created"))
+        #expect(e?.retry == .permanent)
+    }
+
+    /// A session the server made for an answer the client refuses is ended at once: nothing is
+    /// left on the server for a 200 instead of 201 or an answer that is not SDP.
+    @Test(arguments: [("/answer-200/left200", "left200"), ("/answer-html/lefthtml", "lefthtml")])
+    func aRefusedAnswerWithALocationIsDeleted(path: String, id: String) throws {
+        let s = try WHIPTestServer.get()
+        let e = error { _ = try WHIPClient().publish(to: s.base + path, offer: "v=0\r\n", token: token) }
+        #expect(e != nil)
+        let deletes = try s.summary()["deletes"] as? [String] ?? []
+        #expect(deletes.contains(id), "\(deletes)")
+    }
+
+    /// A stop raised while the POST waits for a server that never answers ends it at once,
+    /// long before its timeout; one raised before is not sent at all.
+    @Test func aRaisedStopEndsAPostInFlightAtOnce() throws {
+        let s = try WHIPTestServer.get()
+        let stop = WHIPStop()
+        let client = WHIPClient(configuration: WHIPClient.Configuration(stop: stop))
+        let raiser = Thread { usleep(300_000); stop.raise() }
+        let start = Date()
+        raiser.start()
+        let e = error { _ = try client.publish(to: s.base + "/hang", offer: "v=0\r\n", token: token) }
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(e == .stopped)
+        // 0.3 s until the raise; the poll wakes on it at once. A loaded machine may add a
+        // scheduling delay, never libcurl's once-a-second progress tick or the 10 s timeout.
+        #expect(elapsed >= 0.29 && elapsed < 1.0, "\(elapsed) s")
+        let again = Date()
+        #expect(error { _ = try client.publish(to: s.base + "/hang", offer: "v=0\r\n", token: token) } == .stopped)
+        #expect(Date().timeIntervalSince(again) < 0.5)
+    }
+
+    @Test func theDeleteDoesNotWatchTheStop() throws {
+        let s = try WHIPTestServer.get()
+        let stop = WHIPStop()
+        stop.raise()
+        let client = WHIPClient(configuration: WHIPClient.Configuration(stop: stop))
+        // Sent and answered (404: nothing there), not refused as stopped.
+        let e = error { try client.delete(resource: s.base + "/nothing/here", token: token) }
+        guard case .httpStatus(404, _, _)? = e else { Issue.record("expected 404, got \(String(describing: e))"); return }
+    }
+
+    @Test(arguments: [("/status/500", "HTTP 500: status 500 from the test server"),
+                      ("/status/405", "HTTP 405: status 405 from the test server"),
+                      ("/nothing/here", "HTTP 404"),
+                      ("/hang", "no answer within 1.0 s")])
+    func aFailedDeleteIsOneLineWithoutTheToken(path: String, expected: String) throws {
+        let s = try WHIPTestServer.get()
+        let start = Date()
+        let line = WHIPClient().deleteReportingFailure(resource: s.base + path + "?t=" + Self.secret, token: token)
+        #expect(Date().timeIntervalSince(start) < 2.5, "the DELETE is bounded")
+        let text = try #require(line)
+        #expect(text.hasPrefix("WHIP DELETE \(s.base)\(path)?t=<redacted>: \(expected)"), "\(text)")
+        #expect(!text.contains(Self.secret) && !text.contains("\n"))
+    }
+
+    @Test func aDeleteTheServerTakesSaysNothing() throws {
+        let s = try WHIPTestServer.get()
+        #expect(WHIPClient().deleteReportingFailure(resource: s.base + "/whip/resource/never-made", token: token) == nil)
+    }
+
     @Test func deleteOfAnUnknownResourceReportsTheStatus() throws {
         let s = try WHIPTestServer.get()
         let e = error { try WHIPClient().delete(resource: s.base + "/nothing/here", token: token) }
-        guard case .httpStatus(404, _)? = e else { Issue.record("expected 404, got \(String(describing: e))"); return }
+        guard case .httpStatus(404, _, _)? = e else { Issue.record("expected 404, got \(String(describing: e))"); return }
         expectNoToken(e)
     }
 }

@@ -63,6 +63,28 @@ void rtcs_curl_release(void);
 int rtcs_curl_is_loaded(void);
 const char *rtcs_curl_load_error(void);
 
+// A stop for requests in flight: an eventfd that becomes readable, and stays readable, once
+// raised. Why an fd and not a flag the progress callback reads: libcurl calls that callback
+// about once a second while it waits for a silent server, so a stop would take up to a second;
+// a readable fd in the transfer's own poll ends the wait at once, from any thread, with no lock
+// and no callback into Swift.
+
+/// A new, unraised stop (an eventfd, close-on-exec); -1 when the process has no fd to spare.
+int rtcs_curl_stop_create(void);
+/// Raises `stop`: every transfer watching it ends within one poll wake-up. Any thread;
+/// raising twice is raising once.
+void rtcs_curl_stop_raise(int stop);
+/// 1 once `stop` was raised, else 0.
+int rtcs_curl_stop_is_raised(int stop);
+/// Closes `stop`; no transfer may be watching it.
+void rtcs_curl_stop_destroy(int stop);
+
+/// curl_easy_perform that also watches `stop` (-1: none). Runs the transfer on a multi handle
+/// whose poll waits on `stop` beside libcurl's sockets, so a raised stop ends it within
+/// milliseconds with CURLE_ABORTED_BY_CALLBACK; otherwise returns what curl_easy_perform
+/// would (CURLE_OK, or the transfer's error). CURLE_OUT_OF_MEMORY when no multi handle can be made.
+CURLcode rtcs_curl_perform(CURL *curl, int stop);
+
 CURL *rtcs_curl_easy_init(void);
 void rtcs_curl_easy_cleanup(CURL *curl);
 CURLcode rtcs_curl_easy_perform(CURL *curl);

@@ -51,7 +51,18 @@ enum rtcshare_status {
     RTCSHARE_E_SECURITY = -12,        /* DTLS failed: the server's certificate is not the answer's
                                          fingerprint, a handshake timeout, SRTP keys unusable */
     RTCSHARE_E_PEER_GONE = -13,       /* the server stopped answering (consent lost), closed DTLS, or its port closed */
+    RTCSHARE_E_SERVER_UNAVAILABLE = -14, /* the WHIP server is away for now: HTTP 5xx, 408, 429, a
+                                            timeout, a refused or reset connection */
+    RTCSHARE_E_SECURITY_REFUSED = -15,   /* DTLS can never work with this answer: the server's
+                                            certificate is not its fingerprint, no SRTP profile in common */
+    RTCSHARE_E_RESOURCE = -16,           /* the system ran short: memory or address space, a library
+                                            (libcurl, OpenSSL) that cannot be loaded or initialised */
 };
+/* Permanent and temporary failures. Retrying cannot help after _UNAUTHORIZED, _SERVER (HTTP 400,
+ * 404, 415, 422 or another 4xx, an answer that cannot be used: no common codec, video rejected,
+ * bad SDP, not application/sdp, 200 instead of 201, no Location) and _SECURITY_REFUSED; it may
+ * after _SERVER_UNAVAILABLE, _CONNECT, _SECURITY, _PEER_GONE and _RESOURCE:
+ * rtcshare_status_is_temporary says which. */
 
 /* Pixel formats a pushed picture may have. */
 enum rtcshare_pixel_format {
@@ -172,6 +183,10 @@ const char *rtcshare_version(void);
 
 /* One line for a status code; static storage. */
 const char *rtcshare_error_message(int32_t code);
+
+/* 1 when the failure `code` names may pass (try again later, with a back-off), 0 when retrying
+   the same configuration cannot help or `code` is not a failure. */
+int32_t rtcshare_status_is_temporary(int32_t code);
 
 /* Defaults for every field. */
 void rtcshare_config_init(rtcshare_config *config);

@@ -2,6 +2,7 @@ import RTCShareCore
 import RTCShareIO
 import RTCShareMedia
 import RTCShareRTP
+import RTCShareWHIP
 import Synchronization
 
 /// One screen share, complete: the API an embedder (and the CLI, which is a thin layer over it)
@@ -58,6 +59,12 @@ public final class ShareAgent: @unchecked Sendable {
     /// the outputs opened.
     public init(configuration: Configuration, processBudget: ProcessBudget? = nil,
                 onEvent: @escaping @Sendable (ShareEvent) -> Void = { _ in }) throws(ShareError) {
+        var configuration = configuration
+        // A stop of the agent also ends a WHIP request in flight (a reconnect's POST).
+        if case .whip(var whip) = configuration.transport, whip.stop == nil {
+            whip.stop = WHIPStop()
+            configuration.transport = .whip(whip)
+        }
         self.configuration = configuration
         let share = Self.settings(configuration, processBudget: processBudget)
         let session = ShareSession(configuration: share, onEvent: onEvent)
@@ -150,7 +157,7 @@ public final class ShareAgent: @unchecked Sendable {
         do {
             budget = try MemoryBudget(capBytes: plan.budgetBytes)
         } catch {
-            throw .doesNotFit("cannot map the \(plan.budgetBytes >> 10) KiB frame budget: \(error)")
+            throw .resource("cannot map the \(plan.budgetBytes >> 10) KiB frame budget: \(error)")
         }
         let (audio, audioSinks) = try openAudio(share, for: source, budget: budget, notice: context.notice)
         let (peer, whip) = try openOutputs(context.transport, share, plan: plan, budget: budget, context)
@@ -292,6 +299,7 @@ public final class ShareAgent: @unchecked Sendable {
     /// Stops the share (finished: stopped); with a reason, finished: stopped: reason.
     public func stop(reason: String? = nil) {
         if let reason { session.stop(reason: reason) } else { session.stop() }
+        if case .whip(let whip) = configuration.transport { whip.stop?.raise() }
     }
 
     public var isStopRequested: Bool { session.isStopRequested }

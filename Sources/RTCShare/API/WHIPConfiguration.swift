@@ -42,6 +42,9 @@ public struct WHIPConfiguration: Sendable {
     /// A lost connection or a failed POST is tried again with back-off (`ReconnectPolicy`);
     /// `limit` `.off` ends the share at the first failure instead.
     public var reconnect = ReconnectPolicy.Configuration()
+    /// Raised (from any thread): the POST in flight is given up at once and the share is not
+    /// made (`WHIPError.stopped`); the DELETE of a session already made still goes out.
+    public var stop: WHIPStop?
 
     public init(url: String, token: WHIPToken? = nil) {
         self.url = url

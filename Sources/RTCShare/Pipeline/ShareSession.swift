@@ -106,7 +106,7 @@ public final class ShareSession: Sendable {
         guard let captureThread = WorkerThread.start(name: "rtcshare-capture", {
             capture.run(handOff.value, pool: pool, ring: ring, waker: loopWaker)
         }) else {
-            throw .output("cannot start the capture thread")
+            throw .resource("cannot start the capture thread")
         }
         defer {
             capture.stop()
@@ -256,7 +256,10 @@ extension ShareSession {
                                     bitrateKbps: configuration.bitrateKbps, frameRate: configuration.framesPerSecond,
                                     reclaimStartupZeroPages: configuration.reclaimEncoderStartupMemory)
         } catch {
-            throw .output("\(codec) encoder: \(error)")
+            switch error {
+            case .vpx(.memoryError, _), .library: throw .resource("\(codec) encoder: \(error)")
+            default: throw .output("\(codec) encoder: \(error)")
+            }
         }
     }
 }
@@ -274,6 +277,9 @@ public enum ShareError: Error, Equatable, CustomStringConvertible {
     case pipeline(String)
     case source(String)
     case invalidConfiguration(String)
+    /// The system ran short: memory or address space, a library that cannot be loaded or
+    /// initialised, a thread that cannot be started.
+    case resource(String)
     /// A WebRTC publication could not be made or ended (typed: see `ConnectionFailure`).
     case connection(ConnectionFailure)
 
@@ -284,6 +290,7 @@ public enum ShareError: Error, Equatable, CustomStringConvertible {
         case .pipeline(let m): m
         case .source(let m): m
         case .invalidConfiguration(let m): m
+        case .resource(let m): m
         case .connection(let failure): failure.description
         }
     }

@@ -1,4 +1,5 @@
 import RTCShareCore
+import RTCShareWHIP
 
 /// When and how a lost WebRTC publication is made again: the back-off between attempts, the
 /// server's `Retry-After`, when to give up, and whether an attempt restarts ICE on the session
@@ -48,14 +49,6 @@ public struct ReconnectPolicy: Sendable {
         public var stableAfter: MediaDuration = .seconds(10)
 
         public init() {}
-    }
-
-    /// What a failure allows, as the failure's kind says (`ConnectionFailure.retry`).
-    public enum Retry: Sendable, Equatable {
-        /// Retrying cannot help (a 401, a configuration the server refuses).
-        case permanent
-        /// Worth trying again, not before `afterSeconds` if the server said so (`Retry-After`).
-        case temporary(afterSeconds: Int?)
     }
 
     /// What failed, as far as the choice of the next attempt goes.
@@ -112,7 +105,9 @@ public struct ReconnectPolicy: Sendable {
     }
 
     /// A connection was lost, or an attempt failed: when to try again and how, or give up.
-    /// `sessionHeld`: the server's session resource is still there to PATCH.
+    /// `retry`: what the failure allows (`FailureClass.retry`: permanent, or temporary with the
+    /// server's `Retry-After`). `sessionHeld`: the server's session resource is still there to
+    /// PATCH.
     public mutating func failed(_ retry: Retry, loss: Loss, sessionHeld: Bool, at now: MediaTime,
                                 random: inout some RandomNumberGenerator) -> Decision {
         if let since = connectedAt {

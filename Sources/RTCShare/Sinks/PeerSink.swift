@@ -77,6 +77,8 @@ public final class PeerSink: MediaSink, TransportOutput {
                                                         budget: budget, random: SystemRandomNumberGenerator()))
         } catch {
             if case .outOfMemory = error { throw .doesNotFit("\(error)") }
+            // libsrtp2 that cannot initialise (its crypto backend short of memory) is no setting.
+            if case .srtp = error { throw .resource("RTP: \(error)") }
             throw .invalidConfiguration("RTP: \(error)")
         }
         do {

@@ -135,12 +135,7 @@ extension WHIPSink {
         /// DELETEs a session resource (bounded: at most a second); nil, or the one line saying
         /// why the server did not take it (not fatal: the share goes on or ends as it would).
         func delete(_ resource: String) -> String? {
-            do {
-                try client.delete(resource: resource, token: configuration.token)
-                return nil
-            } catch {
-                return "WHIP: DELETE \(resource) failed: \(error)"
-            }
+            client.deleteReportingFailure(resource: resource, token: configuration.token).map { "warning: " + $0 }
         }
     }
 
@@ -161,11 +156,12 @@ extension WHIPSink {
         var http = WHIPClient.Configuration()
         http.connectTimeout = configuration.httpConnectTimeoutSeconds
         http.totalTimeout = configuration.httpTotalTimeoutSeconds
+        http.stop = configuration.stop
         return http
     }
 
     static func makeCertificate() throws(ShareError) -> DTLSCertificate {
-        do { return try DTLSCertificate() } catch { throw .output("WHIP: certificate: \(error)") }
+        do { return try DTLSCertificate() } catch { throw .resource("WHIP: certificate: \(error)") }
     }
 
     /// What this end offers and keeps for one connection: the ICE agent with its host (and
@@ -209,7 +205,7 @@ extension WHIPSink {
         let port = socket.localAddress.port
         let bound = socket.localAddress
         let hostAddresses = bound.ipv4 == 0 ? SocketAddress.interfaceAddresses(port: port) : [bound]
-        guard !hostAddresses.isEmpty else { throw .output("WHIP: no IPv4 interface to offer a candidate on") }
+        guard !hostAddresses.isEmpty else { throw .connection(.transport(.noLocalAddress)) }
         var ice = ICEAgent(configuration: iceConfiguration(configuration), random: SystemRandomNumberGenerator())
         for (index, address) in hostAddresses.enumerated() {
             guard let ipv4 = address.ipv4 else { continue }
@@ -259,6 +255,8 @@ extension WHIPSink {
                                    budget: budget, random: SystemRandomNumberGenerator())
         } catch {
             if case .outOfMemory = error { throw .doesNotFit("\(error)") }
+            // libsrtp2 that cannot initialise (its crypto backend short of memory) is no setting.
+            if case .srtp = error { throw .resource("RTP: \(error)") }
             throw .invalidConfiguration("RTP: \(error)")
         }
         return Transport(connection: WebRTCConnection(ice: offer.ice, dtls: dtls), sender: sender)

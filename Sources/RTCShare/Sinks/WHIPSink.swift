@@ -91,7 +91,8 @@ public final class WHIPSink: MediaSink, TransportOutput {
                 isStopRequested: @escaping @Sendable () -> Bool = { false },
                 onRetry: (ConnectionChange) -> Void = { _ in }) throws(ShareError) {
         self.configuration = configuration
-        self.isStopRequested = isStopRequested
+        let stop = configuration.stop
+        self.isStopRequested = { isStopRequested() || stop?.isRaised == true }
         socket = try Self.openSocket(configuration)
         publisher = Publisher(configuration: configuration, socket: socket, certificate: try Self.makeCertificate(),
                               identity: RTPSenderIdentity(using: &random),
@@ -105,15 +106,15 @@ public final class WHIPSink: MediaSink, TransportOutput {
             } catch {
                 let now = MonotonicClock.now()
                 guard case .retry(let at, let attempt, _) = policy.failed(
-                    Self.retry(error), loss: .signalling, sessionHeld: false, at: now, random: &random),
-                      !isStopRequested(), at < (deadline ?? at + .seconds(1))
+                    error.retry, loss: .signalling, sessionHeld: false, at: now, random: &random),
+                      !self.isStopRequested(), at < (deadline ?? at + .seconds(1))
                 else { throw error }
                 onRetry(.reconnecting(attempt: attempt, reason: error.description,
                                       retryInMilliseconds: (at - now).microseconds / 1000))
-                while MonotonicClock.now() < at && !isStopRequested() {
+                while MonotonicClock.now() < at && !self.isStopRequested() {
                     MonotonicClock.sleep(until: min(at, MonotonicClock.now() + .milliseconds(20)))
                 }
-                if isStopRequested() { throw error }
+                if self.isStopRequested() { throw error }
             }
         }
         let (session, gathering) = first!
@@ -301,7 +302,9 @@ public final class WHIPSink: MediaSink, TransportOutput {
     private func lose(_ error: ShareError, loss: ReconnectPolicy.Loss, at now: MediaTime) throws(ShareError)
         -> TransportRequests
     {
-        let decision = policy.failed(Self.retry(error), loss: loss, sessionHeld: session != nil, at: now, random: &random)
+        // A stop raised while an attempt was in flight: the pipeline ends the share next.
+        if error.failureClass == .stopped { return TransportRequests() }
+        let decision = policy.failed(error.retry, loss: loss, sessionHeld: session != nil, at: now, random: &random)
         guard case .retry(let at, let attempt, let way) = decision else {
             endSession(at: now)
             throw error
@@ -344,11 +347,6 @@ public final class WHIPSink: MediaSink, TransportOutput {
         endSession(at: MonotonicClock.now())
     }
 
-    /// Whether a failure is worth another attempt (and when the server said to make it).
-    static func retry(_ error: ShareError) -> ReconnectPolicy.Retry {
-        guard case .connection(let failure) = error else { return .permanent }
-        return failure.retry
-    }
 }
 
 extension TransportFailure {

@@ -17,7 +17,8 @@ extension CommandLineCommand {
 }
 
 /// Picks the subcommand, handles `--help` and `--version`, runs it, and turns every failure
-/// into one `rtcshare: error:` line: exit 2 for a bad command line, 1 for a failed run.
+/// into one `rtcshare: error:` line: exit 2 for a bad command line, else the `ExitStatus` of
+/// the failure (1 when it has none finer).
 struct CommandLineTool {
     let name: String
     let abstract: String
@@ -87,6 +88,7 @@ struct CommandLineTool {
         }
         text += "\n  See '\(name) <command> --help' for the options of each; '\(name) --version' for the version.\n\n"
         text += defaultCommand.helpText(tool: self, overview: false)
+        text += "\nEXIT STATUS:\n" + ExitStatus.helpText
         return text
     }
 
@@ -119,7 +121,8 @@ struct CommandLineTool {
 }
 
 extension CommandLineCommand {
-    /// Parses `arguments`, runs the command and exits: 0, or 2 for a bad command line, or 1.
+    /// Parses `arguments`, runs the command and exits: 0, or 2 for a bad command line, or the
+    /// failure's `ExitStatus`.
     static func execute(_ arguments: ArraySlice<String>, tool: CommandLineTool) -> Never {
         let command: Self
         do {
@@ -130,7 +133,7 @@ extension CommandLineCommand {
         do {
             try command.run()
         } catch {
-            tool.fail("\(error)", status: 1)
+            tool.fail("\(error)", status: ExitStatus(error: error).rawValue)
         }
         exit(0)
     }
@@ -146,6 +149,7 @@ extension CommandLineCommand {
             text += CommandLineTool.entry(label, help)
         }
         text += CommandLineTool.entry("-h, --help", "Show help information.")
+        if overview, name == tool.defaultCommand.name { text += "\nEXIT STATUS:\n" + ExitStatus.helpText }
         return text
     }
 }
