@@ -30,7 +30,8 @@ import Testing
     ] as [(String, Int32, String)])
     func eachAnswerOfTheServerHasItsExitStatus(path: String, status: Int32, expected: String) throws {
         let server = try Self.server.get()
-        let (code, log) = try Self.share(["--whip", server.base + path, "--whip-bind", "127.0.0.1:0"])
+        // --reconnect off: the first answer decides (retries have their tests below).
+        let (code, log) = try Self.share(["--whip", server.base + path, "--whip-bind", "127.0.0.1:0", "--reconnect", "off"])
         let errors = Self.errorLines(log)
         #expect(code == status, "\(log)")
         #expect(errors.count == 1 && errors[0].contains(expected), "\(log)")
@@ -56,6 +57,37 @@ import Testing
         #expect(Self.errorLines(log).count == 1, "\(log)")
     }
 
+    /// A temporary answer is tried again: after the server's Retry-After when it is longer than
+    /// the back-off (2 s against 1 s here), until `--reconnect 2` attempts have failed; then
+    /// 75, one error line, each wait said in a line.
+    @Test func aTemporaryAnswerIsTriedAgainAfterItsRetryAfterUntilTheAttemptsRunOut() throws {
+        let server = try Self.server.get()
+        let before = try server.summary()["requests"] as? [[String: Any]] ?? []
+        let started = Date()
+        let run = try Tools.run(Tools.rtcshare, ["--whip", server.base + "/retry-after/503/2", "--size", "320x180",
+                                                 "--duration", "60", "--reconnect", "2"], timeout: 60)
+        let took = Date().timeIntervalSince(started)
+        let after = try server.summary()["requests"] as? [[String: Any]] ?? []
+        let posts = after.dropFirst(before.count).filter { $0["path"] as? String == "/retry-after/503/2" }.count
+        #expect(run.status == 75, "\(run.stderr)")
+        #expect(posts == 3, "the first POST and two attempts: \(posts)")
+        #expect(took >= 4 && took < 30, "two waits of the 2 s Retry-After: \(took) s")
+        #expect(run.stderr.components(separatedBy: "rtcshare: reconnecting").count - 1 == 2, "\(run.stderr)")
+        #expect(Self.errorLines(run.stderr).count == 1, "\(run.stderr)")
+    }
+
+    /// By default a temporary failure is tried again for as long as the share runs: a server
+    /// that answers 503 for the whole `--duration` ends it with 75 when the duration passes.
+    @Test func byDefaultAServerThatStaysAwayIsTriedUntilTheDurationPasses() throws {
+        let server = try Self.server.get()
+        let started = Date()
+        let (code, log) = try Self.share(["--whip", server.base + "/status/503"])
+        let took = Date().timeIntervalSince(started)
+        #expect(code == 75, "\(log)")
+        #expect(log.contains("rtcshare: reconnecting"), "\(log)")
+        #expect(took >= 2 && took < 20, "tried for the 3 s duration: \(took) s")
+    }
+
     @Test func anUnreadableTokenFileIsNoPermission() throws {
         let server = try Self.server.get()
         let (code, log) = try Self.share(["--whip", server.base + "/whip/never", "--token-file", "/nonexistent/token"])
@@ -66,7 +98,7 @@ import Testing
     @Test func iceThatNeverConnectsIsTemporaryAndAWrongCertificatePermanent() throws {
         let server = try Self.server.get()
         let (ice, iceLog) = try Self.share(["--whip", server.base + "/whip-dead-ice/xdeadice", "--whip-bind", "127.0.0.1:0",
-                                            "--ice-timeout", "2"])
+                                            "--ice-timeout", "2", "--reconnect", "off"])
         #expect(ice == 75 && iceLog.contains("ICE"), "\(iceLog)")
         let (dtls, dtlsLog) = try Self.share(["--whip", server.base + "/whip-bad-fingerprint/xbadfp", "--whip-bind", "127.0.0.1:0"])
         #expect(dtls == 78 && dtlsLog.contains("fingerprint"), "\(dtlsLog)")
