@@ -77,7 +77,8 @@ import Testing
     }
 
     /// By default a temporary failure is tried again for as long as the share runs: a server
-    /// that answers 503 for the whole `--duration` ends it with 75 when the duration passes.
+    /// that answers 503 for the whole `--duration` ends it with 75 once the next attempt would
+    /// come after the duration.
     @Test func byDefaultAServerThatStaysAwayIsTriedUntilTheDurationPasses() throws {
         let server = try Self.server.get()
         let started = Date()
@@ -85,7 +86,7 @@ import Testing
         let took = Date().timeIntervalSince(started)
         #expect(code == 75, "\(log)")
         #expect(log.contains("rtcshare: reconnecting"), "\(log)")
-        #expect(took >= 2 && took < 20, "tried for the 3 s duration: \(took) s")
+        #expect(took < 20, "tried within the 3 s duration: \(took) s")
     }
 
     @Test func anUnreadableTokenFileIsNoPermission() throws {
