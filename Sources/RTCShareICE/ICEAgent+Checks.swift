@@ -184,7 +184,7 @@ extension ICEAgent {
             learnLocalPeerReflexive(mapped, base: pairs[p].local)
         }
         if state == .connected {
-            if selectedPairIndex == p { lastConsent = now }
+            if selectedPairIndex == p { consentRenewed(at: now) }
             return
         }
         if role == .controlling {

@@ -1,8 +1,15 @@
 // Consent freshness (RFC 7675 §5.1) on the selected pair: a Binding request every
-// `consentInterval` × uniform(0.8, 1.2), each a new transaction with no retransmission (the
-// next request comes soon anyway); any authenticated success response from the pair's remote
-// address renews consent (as does a check response on that pair). `consentTimeout` after the
-// last renewal, consent is lost: the owner must stop sending.
+// `consentInterval` × uniform(0.8, 1.2), each a new transaction. Unanswered, a request is
+// retransmitted on the STUN schedule (`minimumRTO`, doubling) until the next one starts, which
+// ends its retransmissions (a late answer still counts): one lost datagram costs half a
+// second, not a whole interval, so a few losses in a row cannot eat the 30 s. Any
+// authenticated success response from the pair's remote address renews consent (as does a
+// check response on that pair). `consentTimeout` after the last renewal, consent is lost: the
+// owner must stop sending.
+//
+// Bounds: at most `maxTransmissions` per request and one request retransmitting at a time;
+// a superseded request lives `finalWaitFactor` × its RTO after its last transmission, so
+// about two are ever held.
 
 import RTCShareCore
 
@@ -18,9 +25,23 @@ extension ICEAgent {
         }
         guard now >= nextConsent else { return }
         nextConsent = now + consentSpacing()
+        // The new request supersedes the previous one's retransmissions.
+        for i in transactions.indices where transactions[i].retransmits {
+            if case .consent = transactions[i].kind {
+                transactions[i].retransmits = false
+                transactions[i].expires = now + transactions[i].initialRTO * configuration.finalWaitFactor
+            }
+        }
         let (id, o) = checkRequest(p, useCandidate: false)
         begin(Transaction(id: id, kind: .consent(pair: p), role: role, outgoing: o, rto: configuration.minimumRTO,
-                          retransmits: false, nextRetransmit: now, expires: now), at: now)
+                          retransmits: true, nextRetransmit: now, expires: now), at: now)
+    }
+
+    /// A success answer renewed consent at `now`.
+    mutating func consentRenewed(at now: MediaTime) {
+        lastConsent = now
+        lastConsentAnswer = now
+        counters.consentAnswers += 1
     }
 
     /// `consentInterval` × uniform(0.8, 1.2).
