@@ -383,6 +383,44 @@ import Testing
         #expect(sim.sender.feedbackWatch.silences == 1)
     }
 
+    @Test func afterATenSecondOutageAKeyframeGoesAtOnceAndWhatWasLostIsNotResent() throws {
+        // The plain path (`--peer`): RTCP is the only feedback.
+        let sim = try Simulation(loss: 0, rtx: true, seed: 19)
+        try sim.run(for: .seconds(3))
+        let before = sim.sender.stats
+        #expect(before.feedbackReturns == 0, "reports every 200 ms: no outage")
+        var down = sim.forward.profile
+        down.lossPercent = 100
+        sim.forward.profile = down
+        sim.backward.profile = down
+        let cut = sim.now
+        try sim.run(for: .seconds(10))
+        down.lossPercent = 0
+        sim.forward.profile = down
+        sim.backward.profile = down
+        let back = sim.now
+        try sim.run(for: .seconds(3))
+        let stats = sim.sender.stats
+        #expect(stats.feedbackReturns == 1)
+        // Asked for as the first feedback came back: a frame interval, a round trip and the
+        // receiver's reaction (its report or NACK), not a PLI's wait.
+        let returned = try #require(sim.requests.first { $0.1.feedbackReturnedAfterMilliseconds != nil })
+        #expect(returned.1.keyframe)
+        #expect(returned.at <= back + .milliseconds(300), "\((returned.at - back).microseconds) µs after")
+        #expect((10_000...10_500).contains(returned.1.feedbackReturnedAfterMilliseconds ?? 0))
+        // The receiver asked for what it missed; none of it went again: the keyframe replaces it.
+        #expect(stats.nacksReceived > before.nacksReceived)
+        #expect(stats.retransmitsSkippedAfterOutage > 0)
+        #expect(stats.packetsRetransmitted == before.packetsRetransmitted)
+        // The picture stood still for the outage and not much more; the keyframe came out
+        // within the wait for the first feedback.
+        var longest = MediaDuration.zero
+        for (a, b) in zip(sim.handedOut, sim.handedOut.dropFirst()) { longest = max(longest, b - a) }
+        #expect(longest <= (back - cut) + .milliseconds(500), "longest freeze \(longest.microseconds / 1_000) ms")
+        let key = try #require(sim.handedOut.indices.first { sim.handedOut[$0] > back && sim.receiver.frames[$0].frame.isKeyframe })
+        #expect(sim.handedOut[key] <= back + .milliseconds(400), "\((sim.handedOut[key] - back).microseconds) µs after")
+    }
+
     @Test func theSameSeedGivesTheSameCounters() throws {
         func counters() throws -> [Int] {
             let sim = try Simulation(loss: 7, seed: 17)

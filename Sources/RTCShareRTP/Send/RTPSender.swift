@@ -140,6 +140,11 @@ public final class RTPSender {
     private var requests = TransportRequests()
     /// How long the receiver has been quiet.
     public private(set) var feedbackWatch: FeedbackWatch
+    /// Whether feedback ends an outage (`FeedbackReturnWatch`).
+    public private(set) var feedbackReturn = FeedbackReturnWatch()
+    /// The newest video packet sent when feedback last came back from an outage, and when: a
+    /// NACK for it or an older one is not answered (`isReplacedByReturnKeyframe`).
+    private var returnFloor: (sequence: UInt16, at: MediaTime)?
     private var random: any RandomNumberGenerator
     private var pacer = Pacer()
     private var sentLog = SentPacketLog()
@@ -484,6 +489,8 @@ public final class RTPSender {
             stats.unauthenticatedReceived += 1
             return
         }
+        // Before its items: a NACK in the datagram that ends an outage is judged as after it.
+        feedbackHeard(at: now)
         do {
             let bytes = UnsafeRawBufferPointer(rebasing: datagram[0..<length])
             try RTCPParser.parse(bytes) { item in
@@ -497,6 +504,40 @@ public final class RTPSender {
         } catch {
             stats.malformedReceived += 1
         }
+    }
+
+    /// The peer answered on the path some other way (a consent answer): feedback as RTCP is.
+    public func peerAnswered(at now: MediaTime) {
+        guard connected else { return }
+        feedbackHeard(at: now)
+    }
+
+    /// Feedback arrived. After an outage (`FeedbackReturnWatch`) the receiver's picture stands
+    /// still until a keyframe reaches it: one is asked for at once, and what went out before now
+    /// is not resent, the keyframe replaces it (resends would only delay it: they are charged
+    /// to the pacer and take the budget).
+    private func feedbackHeard(at now: MediaTime) {
+        guard let silence = feedbackReturn.heard(at: now), let newest = newestVideoSent else { return }
+        stats.feedbackReturns += 1
+        requests.keyframe = true
+        requests.feedbackReturnedAfterMilliseconds = silence.microseconds / 1_000
+        returnFloor = (newest, now)
+    }
+
+    /// How long after a return NACKs for packets sent before it are still ignored. Longer than
+    /// any receiver keeps asking (the history rarely holds them that long anyway), short
+    /// enough that the floor never falls half the sequence space behind (16-bit compare).
+    public static let returnFloorLifetime = MediaDuration.seconds(10)
+
+    /// Whether `sequence` went out before feedback came back from an outage, so the keyframe
+    /// asked for then replaces it.
+    private func isReplacedByReturnKeyframe(_ sequence: UInt16, at now: MediaTime) -> Bool {
+        guard let floor = returnFloor else { return false }
+        guard now - floor.at < Self.returnFloorLifetime else {
+            returnFloor = nil
+            return false
+        }
+        return Int16(bitPattern: sequence &- floor.sequence) <= 0
     }
 
     private func handle(_ item: RTCPItem, at now: MediaTime, transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
@@ -545,6 +586,10 @@ public final class RTPSender {
         // its turn, and a receiver may have guessed it lost from a gap that was something else.
         guard let newest = newestVideoSent, Int16(bitPattern: sequence &- newest) <= 0 else {
             stats.nacksAheadOfSent += 1
+            return
+        }
+        if isReplacedByReturnKeyframe(sequence, at: now) {
+            stats.retransmitsSkippedAfterOutage += 1
             return
         }
         let spacing = stats.roundTripMicroseconds ?? configuration.retransmitSpacingMicroseconds
@@ -625,6 +670,11 @@ public final class RTPSender {
         updateRetransmissionBudget(at: now)
         while let (sequence, owedAt) = deferredResends.first {
             if let resent = recentResends.lastResend(sequence), resent >= owedAt {
+                deferredResends.removeFirst()
+                continue
+            }
+            if isReplacedByReturnKeyframe(sequence, at: now) {
+                stats.retransmitsSkippedAfterOutage += 1
                 deferredResends.removeFirst()
                 continue
             }

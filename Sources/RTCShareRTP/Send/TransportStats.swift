@@ -21,6 +21,12 @@ public struct TransportStats: Sendable, Equatable {
     /// NACKed packets not resent: no longer held, or over the retransmission budget.
     public var retransmitsMissed = 0
     public var retransmitsOverBudget = 0
+    /// NACKed packets not resent because they went out before feedback came back from an
+    /// outage: the keyframe asked for then replaces them.
+    public var retransmitsSkippedAfterOutage = 0
+    /// Times feedback came back after an outage (a silence longer than the peer's regular
+    /// spacing, `FeedbackReturnWatch`); each asked for a keyframe at once.
+    public var feedbackReturns = 0
     /// Of those over the budget, packets owed (each once), and owed ones resent later.
     public var retransmitsDeferred = 0
     public var deferredRetransmitted = 0
