@@ -15,13 +15,13 @@ import Testing
             #expect(watch.heard(at: t) == nil)
         }
         #expect(watch.returns == 0)
-        #expect(watch.limit >= .milliseconds(2_900), "twice the longest gap, 1.5 s")
+        #expect(watch.limit >= .milliseconds(2_900) && watch.limit <= .seconds(3), "twice the longest gap, 1.5 s")
     }
 
     @Test func withFeedbackEvery50MillisecondsASilenceOfOneSecondIsAnOutage() {
         var watch = FeedbackReturnWatch()
         var t = MediaTime.seconds(1)
-        #expect(watch.limit == FeedbackReturnWatch.longestLimit, "a peer not heard yet may report at 1.5 s")
+        #expect(watch.limit == .seconds(3), "a peer not heard from yet may report at 1.5 s")
         for _ in 0..<100 {
             t = t + .milliseconds(50)
             #expect(watch.heard(at: t) == nil)
@@ -47,6 +47,34 @@ import Testing
         #expect(watch.returns == 1)
     }
 
+    @Test func thePathIsSilentFromTheLimitOnAndOnlyOnceHeardFrom() {
+        var watch = FeedbackReturnWatch()
+        #expect(!watch.isSilent(at: .seconds(100)), "never heard: a receiver that sends no RTCP is no outage")
+        var t = MediaTime.seconds(1)
+        for _ in 0..<40 {
+            t = t + .milliseconds(50)
+            _ = watch.heard(at: t)
+        }
+        #expect(watch.silenceDeadline == t + .seconds(1))
+        #expect(!watch.isSilent(at: t + .milliseconds(999)))
+        #expect(watch.isSilent(at: t + .seconds(1)))
+        _ = watch.heard(at: t + .seconds(4))
+        #expect(!watch.isSilent(at: t + .seconds(4)))
+    }
+
+    @Test func aPeerReportingEveryFiveSecondsIsTakenForAnOutageOnceThenItsCadenceRaisesTheLimit() {
+        // RFC 3550's 5 s minimum, randomised to 2.5...7.5 s (GStreamer's default, for one).
+        var watch = FeedbackReturnWatch()
+        var rng = SeededRandom(seed: 5)
+        var t = MediaTime.seconds(1)
+        for _ in 0..<200 {
+            t = t + .microseconds(Int64.random(in: 2_500_000...7_500_000, using: &rng))
+            _ = watch.heard(at: t)
+        }
+        #expect(watch.returns <= 2, "\(watch.returns)")
+        #expect(watch.limit >= .seconds(14))
+    }
+
     @Test func theLimitFollowsTheCadenceBackDownWithinTwoWindows() {
         var watch = FeedbackReturnWatch()
         var t = MediaTime.seconds(1)
@@ -60,5 +88,9 @@ import Testing
             _ = watch.heard(at: t)
         }
         #expect(watch.limit == FeedbackReturnWatch.shortestSilence)
+        // An outage's own gap keeps the limit long for the next 16 to 32 gaps.
+        t = t + .seconds(10)
+        #expect(watch.heard(at: t) == .seconds(10))
+        #expect(watch.limit == FeedbackReturnWatch.longestLimit)
     }
 }

@@ -13,6 +13,13 @@ import RTCShareCore
 // time of every packet is kept by transport-wide sequence number (`SentPacketLog`, a fixed ring)
 // for that feedback to be matched against.
 //
+// Outages: feedback of any kind (authenticated RTCP; consent answers through `peerAnswered`)
+// feeds a `FeedbackReturnWatch`. While a receiver heard from before is silent past its limit,
+// video handed in is held (not packetized, counted): sent into a dead path it would only become
+// holes the receiver waits on afterwards. The feedback that ends the silence asks the pipeline
+// for a keyframe at once; NACKs for what was lost before the hold are answered as ever, within
+// the budget.
+//
 // Invariants:
 // - No socket, clock, thread or random source inside: times are the caller's monotonic
 //   `MediaTime`, the wall clock is a fixed offset given at start (for RTCP's NTP timestamps),
@@ -140,11 +147,8 @@ public final class RTPSender {
     private var requests = TransportRequests()
     /// How long the receiver has been quiet.
     public private(set) var feedbackWatch: FeedbackWatch
-    /// Whether feedback ends an outage (`FeedbackReturnWatch`).
+    /// Whether the path is down, and whether feedback ends an outage (`FeedbackReturnWatch`).
     public private(set) var feedbackReturn = FeedbackReturnWatch()
-    /// The newest video packet sent when feedback last came back from an outage, and when: a
-    /// NACK for it or an older one is not answered (`isReplacedByReturnKeyframe`).
-    private var returnFloor: (sequence: UInt16, at: MediaTime)?
     private var random: any RandomNumberGenerator
     private var pacer = Pacer()
     private var sentLog = SentPacketLog()
@@ -374,6 +378,14 @@ public final class RTPSender {
             stats.framesDroppedConnecting += 1
             return
         }
+        // The path is down: a frame sent now is lost, and each of its packets a hole the
+        // receiver waits on after the return (aiortc asks only for the newest 128 and stalls
+        // on older ones until 512 packets have passed). Held, nothing is lost but what went
+        // out before the silence was noticed; the return's keyframe starts the picture again.
+        if newestVideoSent != nil, feedbackReturn.isSilent(at: now) {
+            stats.framesHeldWhileSilent += 1
+            return
+        }
         let timestamp = video.timestampOffset &+ mediaTimestamp
         let plain = RTPExtensionValues(absSendTime: absSendTime(now), transportSequenceNumber: 0,
                                        mid: configuration.videoMID)
@@ -512,32 +524,13 @@ public final class RTPSender {
         feedbackHeard(at: now)
     }
 
-    /// Feedback arrived. After an outage (`FeedbackReturnWatch`) the receiver's picture stands
-    /// still until a keyframe reaches it: one is asked for at once, and what went out before now
-    /// is not resent, the keyframe replaces it (resends would only delay it: they are charged
-    /// to the pacer and take the budget).
+    /// Feedback arrived. After an outage the receiver's picture stands still until a keyframe
+    /// reaches it: one is asked for at once, and video goes out again (`sendVideo` held it).
     private func feedbackHeard(at now: MediaTime) {
-        guard let silence = feedbackReturn.heard(at: now), let newest = newestVideoSent else { return }
+        guard let silence = feedbackReturn.heard(at: now), newestVideoSent != nil else { return }
         stats.feedbackReturns += 1
         requests.keyframe = true
         requests.feedbackReturnedAfterMilliseconds = silence.microseconds / 1_000
-        returnFloor = (newest, now)
-    }
-
-    /// How long after a return NACKs for packets sent before it are still ignored. Longer than
-    /// any receiver keeps asking (the history rarely holds them that long anyway), short
-    /// enough that the floor never falls half the sequence space behind (16-bit compare).
-    public static let returnFloorLifetime = MediaDuration.seconds(10)
-
-    /// Whether `sequence` went out before feedback came back from an outage, so the keyframe
-    /// asked for then replaces it.
-    private func isReplacedByReturnKeyframe(_ sequence: UInt16, at now: MediaTime) -> Bool {
-        guard let floor = returnFloor else { return false }
-        guard now - floor.at < Self.returnFloorLifetime else {
-            returnFloor = nil
-            return false
-        }
-        return Int16(bitPattern: sequence &- floor.sequence) <= 0
     }
 
     private func handle(_ item: RTCPItem, at now: MediaTime, transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
@@ -586,10 +579,6 @@ public final class RTPSender {
         // its turn, and a receiver may have guessed it lost from a gap that was something else.
         guard let newest = newestVideoSent, Int16(bitPattern: sequence &- newest) <= 0 else {
             stats.nacksAheadOfSent += 1
-            return
-        }
-        if isReplacedByReturnKeyframe(sequence, at: now) {
-            stats.retransmitsSkippedAfterOutage += 1
             return
         }
         let spacing = stats.roundTripMicroseconds ?? configuration.retransmitSpacingMicroseconds
@@ -670,11 +659,6 @@ public final class RTPSender {
         updateRetransmissionBudget(at: now)
         while let (sequence, owedAt) = deferredResends.first {
             if let resent = recentResends.lastResend(sequence), resent >= owedAt {
-                deferredResends.removeFirst()
-                continue
-            }
-            if isReplacedByReturnKeyframe(sequence, at: now) {
-                stats.retransmitsSkippedAfterOutage += 1
                 deferredResends.removeFirst()
                 continue
             }
