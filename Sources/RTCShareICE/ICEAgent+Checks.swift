@@ -117,7 +117,11 @@ extension ICEAgent {
     }
 
     func schedule(_ t: inout Transaction, sentAt now: MediaTime) {
-        if t.retransmits && t.transmissions < configuration.maxTransmissions {
+        if case .consent = t.kind, t.retransmits {
+            // Consent: every RTO, no back-off, until the next request supersedes it
+            // (ICEAgent+Consent.swift).
+            t.nextRetransmit = now + t.rto
+        } else if t.retransmits && t.transmissions < configuration.maxTransmissions {
             t.nextRetransmit = now + t.rto
             t.rto = t.rto * 2
         } else {

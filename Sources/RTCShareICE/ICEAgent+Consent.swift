@@ -1,15 +1,18 @@
 // Consent freshness (RFC 7675 §5.1) on the selected pair: a Binding request every
 // `consentInterval` × uniform(0.8, 1.2), each a new transaction. Unanswered, a request is
-// retransmitted on the STUN schedule (`minimumRTO`, doubling) until the next one starts, which
-// ends its retransmissions (a late answer still counts): one lost datagram costs half a
-// second, not a whole interval, so a few losses in a row cannot eat the 30 s. Any
-// authenticated success response from the pair's remote address renews consent (as does a
-// check response on that pair). `consentTimeout` after the last renewal, consent is lost: the
-// owner must stop sending.
+// retransmitted every `minimumRTO` (500 ms) until the next one starts, which ends its
+// retransmissions (a late answer still counts). One lost datagram costs half a second, not a
+// whole interval, so a few losses in a row cannot eat the 30 s; and while the path is down the
+// requests are what notices its return within half a second (the send core holds video then,
+// so nothing else makes the peer answer). No back-off, unlike a check: the cost is two small
+// requests a second during an outage, on a pair the peer already agreed to. Any authenticated
+// success response from the pair's remote address renews consent (as does a check response on
+// that pair). `consentTimeout` after the last renewal, consent is lost: the owner must stop
+// sending.
 //
-// Bounds: at most `maxTransmissions` per request and one request retransmitting at a time;
-// a superseded request lives `finalWaitFactor` × its RTO after its last transmission, so
-// about two are ever held.
+// Bounds: one request retransmitting at a time, at most `consentInterval` × 1.2 / `minimumRTO`
+// transmissions each (12 by default); a superseded request lives `finalWaitFactor` × its RTO
+// after its last transmission, so about two are ever held.
 
 import RTCShareCore
 
