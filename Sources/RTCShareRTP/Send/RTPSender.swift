@@ -16,9 +16,10 @@ import RTCShareCore
 // Outages: feedback of any kind (authenticated RTCP; consent answers through `peerAnswered`)
 // feeds a `FeedbackReturnWatch`. While a receiver heard from before is silent past its limit,
 // video handed in is held (not packetized, counted): sent into a dead path it would only become
-// holes the receiver waits on afterwards. The feedback that ends the silence asks the pipeline
-// for a keyframe at once; NACKs for what was lost before the hold are answered as ever, within
-// the budget.
+// holes the receiver waits on afterwards. One frame a second still goes (`silentProbeInterval`):
+// a receiver that restarted reports only once media reaches it. The feedback that ends the
+// silence asks the pipeline for a keyframe at once; NACKs for what was lost before the hold
+// are answered as ever, within the budget.
 //
 // Invariants:
 // - No socket, clock, thread or random source inside: times are the caller's monotonic
@@ -149,6 +150,8 @@ public final class RTPSender {
     public private(set) var feedbackWatch: FeedbackWatch
     /// Whether the path is down, and whether feedback ends an outage (`FeedbackReturnWatch`).
     public private(set) var feedbackReturn = FeedbackReturnWatch()
+    /// The last frame let through while the path was silent (nil: none since it went silent).
+    private var lastSilentProbe: MediaTime?
     private var random: any RandomNumberGenerator
     private var pacer = Pacer()
     private var sentLog = SentPacketLog()
@@ -381,10 +384,16 @@ public final class RTPSender {
         // The path is down: a frame sent now is lost, and each of its packets a hole the
         // receiver waits on after the return (aiortc asks only for the newest 128 and stalls
         // on older ones until 512 packets have passed). Held, nothing is lost but what went
-        // out before the silence was noticed; the return's keyframe starts the picture again.
+        // out before the silence was noticed and a frame a second; the return's keyframe
+        // starts the picture again.
         if newestVideoSent != nil, feedbackReturn.isSilent(at: now) {
-            stats.framesHeldWhileSilent += 1
-            return
+            if let last = lastSilentProbe, now - last < Self.silentProbeInterval {
+                stats.framesHeldWhileSilent += 1
+                return
+            }
+            lastSilentProbe = now
+        } else {
+            lastSilentProbe = nil
         }
         let timestamp = video.timestampOffset &+ mediaTimestamp
         let plain = RTPExtensionValues(absSendTime: absSendTime(now), transportSequenceNumber: 0,
@@ -523,6 +532,10 @@ public final class RTPSender {
         guard connected else { return }
         feedbackHeard(at: now)
     }
+
+    /// While the receiver is silent, one frame goes this often: a receiver that lost its state
+    /// (restarted) reports only once media reaches it, and a held sender would wait forever.
+    public static let silentProbeInterval = MediaDuration.seconds(1)
 
     /// Feedback arrived. After an outage the receiver's picture stands still until a keyframe
     /// reaches it: one is asked for at once, and video goes out again (`sendVideo` held it).

@@ -41,7 +41,8 @@ public struct TransportStats: Sendable, Equatable {
     public var unauthenticatedReceived = 0
     /// Video frames handed in before the connection was up (no keys yet), not sent.
     public var framesDroppedConnecting = 0
-    /// Video frames handed in while the path was silent (an outage), not sent.
+    /// Video frames handed in while the path was silent (an outage), not sent (all but one a
+    /// second, `RTPSender.silentProbeInterval`).
     public var framesHeldWhileSilent = 0
     /// Transport-wide feedback packets read, and the delay-based estimate they gave (kbit/s).
     public var transportFeedbackReceived = 0
