@@ -117,7 +117,11 @@ extension ICEAgent {
     }
 
     func schedule(_ t: inout Transaction, sentAt now: MediaTime) {
-        if t.retransmits && t.transmissions < configuration.maxTransmissions {
+        if case .consent = t.kind, t.retransmits {
+            // Consent: every RTO, no back-off, until the next request supersedes it
+            // (ICEAgent+Consent.swift).
+            t.nextRetransmit = now + t.rto
+        } else if t.retransmits && t.transmissions < configuration.maxTransmissions {
             t.nextRetransmit = now + t.rto
             t.rto = t.rto * 2
         } else {
@@ -184,7 +188,7 @@ extension ICEAgent {
             learnLocalPeerReflexive(mapped, base: pairs[p].local)
         }
         if state == .connected {
-            if selectedPairIndex == p { lastConsent = now }
+            if selectedPairIndex == p { consentRenewed(at: now) }
             return
         }
         if role == .controlling {

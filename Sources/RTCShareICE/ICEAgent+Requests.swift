@@ -129,7 +129,7 @@ extension ICEAgent {
         case .gather:
             break
         case .consent(let p):
-            if m.type.messageClass == .successResponse, source == remotes[pairs[p].remote].address { lastConsent = now }
+            if m.type.messageClass == .successResponse, source == remotes[pairs[p].remote].address { consentRenewed(at: now) }
         case .check(let p, let useCandidate):
             let current = pairs[p].transaction == tx.id
             if m.type.messageClass == .errorResponse {

@@ -56,6 +56,8 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
         public var serverReflexiveAnswers = 0
         /// Gathering requests that got an error answer or none in time.
         public var gatheringFailures = 0
+        /// Success answers on the selected pair that renewed consent (consent or check).
+        public var consentAnswers = 0
         public init() {}
     }
 
@@ -72,6 +74,9 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
     /// The least round trip a check or consent request measured (answered at its first
     /// transmission); nil until one was.
     public internal(set) var leastRoundTrip: MediaDuration?
+    /// When the peer last answered on the selected pair (consent or check); nil before the
+    /// first answer after selection. What a silence of the path is measured from.
+    public internal(set) var lastConsentAnswer: MediaTime?
 
     var random: Random
     let tieBreaker: UInt64

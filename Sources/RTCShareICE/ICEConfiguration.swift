@@ -11,7 +11,8 @@
 // - The agent fails when no pair was nominated within `connectTimeout` (10 s), long before an
 //   unanswered check gives up on its own.
 // - Consent (RFC 7675 §5.1): a binding request every 5 s × uniform(0.8, 1.2), each a new
-//   transaction and not retransmitted; consent is lost 30 s after the last success response.
+//   transaction, retransmitted every `minimumRTO` until the next one starts; consent is lost
+//   30 s after the last success response.
 
 import RTCShareCore
 

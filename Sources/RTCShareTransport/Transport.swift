@@ -44,6 +44,8 @@ public final class Transport<Random: RandomNumberGenerator> {
     private var pacedKbps: Int?
     /// A receiving end heard the sender's BYE.
     private var peerLeftPending = false
+    /// The consent answer the send core was last told of.
+    private var consentAnswerSeen: MediaTime?
 
     /// The largest datagram `transmit` is handed.
     public static var maximumDatagramBytes: Int { WebRTCConnection<Random>.maximumDatagramBytes }
@@ -84,6 +86,11 @@ public final class Transport<Random: RandomNumberGenerator> {
             guard let source,
                   connection.handleSTUN(bytes, from: source, at: now, transmit: { b, to in output.transmit(b, to: .address(to)) })
             else { unknownDatagrams += 1; return }
+            // A consent answer is feedback too: on WebRTC it may be the first to come back.
+            if let answered = connection.lastConsentAnswer, answered != consentAnswerSeen {
+                consentAnswerSeen = answered
+                if state == .connected { sender?.peerAnswered(at: now) }
+            }
         case 20...63:
             guard let source else { unknownDatagrams += 1; return }
             connection.handleDTLS(bytes, from: source, at: now) { b, to in output.transmit(b, to: .address(to)) }

@@ -53,6 +53,9 @@ public final class WebRTCConnection<Random: RandomNumberGenerator> {
 
     deinit { scratch.deallocate() }
 
+    /// When the peer last answered a consent request (or a check) on the selected pair.
+    public var lastConsentAnswer: MediaTime? { ice.lastConsentAnswer }
+
     /// Where media goes: the peer of the selected pair, or where its DTLS came from (not during
     /// an ICE restart: nothing goes anywhere without a pair the new checks confirmed).
     public var peer: ICEAddress? { ice.selectedPair?.remote.address ?? (restarting ? nil : peerFromDTLS) }

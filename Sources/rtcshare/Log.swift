@@ -111,6 +111,7 @@ final class Log: @unchecked Sendable {
                     + ",\"delay_based_kbps\":" + (t.delayBasedKbps.map(String.init) ?? "null")
                     + ",\"transport_feedback\":\(t.transportFeedbackReceived)"
                     + ",\"paced_expired\":\(t.pacedPacketsExpired)"
+                    + ",\"feedback_returns\":\(t.feedbackReturns),\"frames_held_silent\":\(t.framesHeldWhileSilent)"
             }
             json += ",\"rss_bytes\":\(p.residentBytes),\"peak_rss_bytes\":\(p.peakResidentBytes)}\n"
             _ = json.withCString { write(statsFile, $0, strlen($0)) }

@@ -383,6 +383,76 @@ import Testing
         #expect(sim.sender.feedbackWatch.silences == 1)
     }
 
+    @Test func throughATenSecondOutageVideoIsHeldAndAKeyframeGoesAtOnceWhenFeedbackReturns() throws {
+        // The plain path (`--peer`): RTCP is the only feedback, a report every 200 ms here.
+        let sim = try Simulation(loss: 0, rtx: true, seed: 19)
+        try sim.run(for: .seconds(3))
+        let before = sim.sender.stats
+        #expect(before.feedbackReturns == 0 && before.framesHeldWhileSilent == 0, "reports on time: no outage")
+        let steadySent = before.bytesSent
+        try sim.run(for: .seconds(2))
+        let steady = sim.sender.stats.bytesSent - steadySent
+        var down = sim.forward.profile
+        down.lossPercent = 100
+        sim.forward.profile = down
+        sim.backward.profile = down
+        let cut = sim.now
+        try sim.run(for: .seconds(10))
+        down.lossPercent = 0
+        sim.forward.profile = down
+        sim.backward.profile = down
+        let back = sim.now
+        let sentBack = sim.sender.stats.bytesSent
+        let lostInOutage = sim.forwardLost
+        try sim.run(for: .seconds(2))
+        let afterReturn = sim.sender.stats.bytesSent - sentBack
+        try sim.run(for: .seconds(1))
+        let stats = sim.sender.stats
+        // Held once the silence passed the limit (1 s at this cadence), but for a frame a second:
+        // what went into the dead path is about a second of video and nine frames (6 packets a
+        // frame), not ten seconds of it.
+        #expect(stats.framesHeldWhileSilent >= 165 && stats.framesHeldWhileSilent <= 175, "\(stats.framesHeldWhileSilent) held")
+        #expect(lostInOutage <= 200, "\(lostInOutage) datagrams lost")
+        #expect(stats.feedbackReturns == 1)
+        // Asked for as the first feedback came back: a round trip and the receiver's first
+        // report, not a PLI's wait.
+        let returned = try #require(sim.requests.first { $0.1.feedbackReturnedAfterMilliseconds != nil })
+        #expect(returned.1.keyframe)
+        #expect(returned.at <= back + .milliseconds(300), "\((returned.at - back).microseconds) µs after")
+        #expect((10_000...10_500).contains(returned.1.feedbackReturnedAfterMilliseconds ?? 0))
+        // No flood: what was lost is asked for and resent within the budget (half the media
+        // rate), so the two seconds after the return carry at most one and a half times what two
+        // seconds of media did.
+        #expect(stats.packetsRetransmitted > before.packetsRetransmitted)
+        #expect(afterReturn <= steady + steady / 2, "\(afterReturn) bytes after the return, \(steady) before")
+        // The picture stood still for the outage and not much more: the keyframe came out within
+        // the wait for the first feedback.
+        var longest = MediaDuration.zero
+        for (a, b) in zip(sim.handedOut, sim.handedOut.dropFirst()) { longest = max(longest, b - a) }
+        #expect(longest <= (back - cut) + .milliseconds(500), "longest freeze \(longest.microseconds / 1_000) ms")
+        let key = try #require(sim.handedOut.indices.first { sim.handedOut[$0] > back && sim.receiver.frames[$0].frame.isKeyframe })
+        #expect(sim.handedOut[key] <= back + .milliseconds(400), "\((sim.handedOut[key] - back).microseconds) µs after")
+    }
+
+    @Test func whileTheReceiverIsSilentAFrameASecondStillGoesSoOneThatRestartedIsHeardFrom() throws {
+        // Only the way back is cut (a receiver that lost its state reports only once media
+        // reaches it): video is held, but a frame a second still arrives.
+        let sim = try Simulation(loss: 0, seed: 20)
+        // More than 16 reports: the limit follows their 200 ms (1 s), not the first guess (3 s).
+        try sim.run(for: .seconds(5))
+        sim.backwardIsDown = true
+        let cut = sim.now
+        try sim.run(for: .seconds(6))
+        let during = sim.handedOut.filter { $0 > cut + .seconds(2) }.count
+        #expect((3...5).contains(during), "\(during) frames in the last 4 s of the silence")
+        sim.backwardIsDown = false
+        let back = sim.now
+        try sim.run(for: .seconds(1))
+        let returned = try #require(sim.requests.first { $0.1.feedbackReturnedAfterMilliseconds != nil })
+        #expect(returned.1.keyframe && returned.at <= back + .milliseconds(300))
+        #expect(sim.handedOut.filter { $0 > back }.count >= 15, "video flows again at 20 fps")
+    }
+
     @Test func theSameSeedGivesTheSameCounters() throws {
         func counters() throws -> [Int] {
             let sim = try Simulation(loss: 7, seed: 17)

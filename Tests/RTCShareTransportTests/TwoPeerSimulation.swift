@@ -36,8 +36,9 @@ final class TwoPeerSimulation {
     /// What the sender's transport asked of the pipeline, with the time.
     private(set) var senderRequests: [(MediaTime, TransportRequests)] = []
     private(set) var answererRequests: [(MediaTime, TransportRequests)] = []
-    /// Frames the answerer reassembled, in order.
+    /// Frames the answerer reassembled, in order, and when each came out.
     var framesReceived: [ReceivedVideoFrame] { answererOut.frames }
+    private(set) var frameArrivals: [MediaTime] = []
     /// Datagrams each link lost or dropped at its queue.
     var lostToAnswerer: Int { Int(toAnswerer.statistics.lost + toAnswerer.statistics.tailDropped) }
     private var budgets: [MemoryBudget] = []
@@ -122,9 +123,11 @@ final class TwoPeerSimulation {
         var frameNumber = 0
         var keyframeWanted = false
         while now < end {
+            let framesBefore = answererOut.frames.count
             deliver()
             sender.tick(at: now, output: senderOut)
             answerer.tick(at: now, output: answererOut)
+            for _ in framesBefore..<answererOut.frames.count { frameArrivals.append(now) }
             let wanted = sender.takeRequests(at: now)
             if wanted.keyframe { keyframeWanted = true }
             if wanted != TransportRequests(nextWakeup: wanted.nextWakeup) { senderRequests.append((now, wanted)) }
@@ -148,6 +151,16 @@ final class TwoPeerSimulation {
             }
             now = nextStep(after: now, end: end, nextFrame: nextFrame)
         }
+    }
+
+    /// Changes what both directions do from now on (the media profile's delay stays): loss of
+    /// 100 % is an outage. Only once both ends are connected (DTLS keeps real time).
+    func changeLinks(_ change: (inout ImpairmentProfile) -> Void) {
+        precondition(mediaLinks, "the link is clean until both ends are connected")
+        var profile = toAnswerer.profile
+        change(&profile)
+        toAnswerer.profile = profile
+        toSender.profile = profile
     }
 
     /// The sender ends the share: BYE and close_notify cross the link.

@@ -76,6 +76,61 @@ import Testing
         #expect(sim.framesReceived.count >= 150, "\(sim.framesReceived.count) frames")
     }
 
+    @Test func throughATenSecondOutageVideoIsHeldAndAKeyframeGoesAtOnceWhenFeedbackReturns() throws {
+        let sim = try TwoPeerSimulation(seed: 11)
+        // The bytes the sender has put on the wire, sampled at every step.
+        var sent: [(MediaTime, UInt64)] = []
+        let record: (TransportRequests, TwoPeerSimulation.Peer) -> Void = { _, peer in
+            sent.append((sim.now, peer.stats?.bytesSent ?? 0))
+        }
+        func bytes(from: MediaTime, to: MediaTime) -> UInt64 {
+            let a = sent.last { $0.0 <= from }?.1 ?? 0
+            let b = sent.last { $0.0 <= to }?.1 ?? 0
+            return b - a
+        }
+        sim.run(until: sim.now + Self.seconds(5), pipeline: record)
+        #expect(sim.bothConnected)
+        let before = try #require(sim.sender.stats)
+        #expect(before.feedbackReturns == 0, "reports and transport-wide feedback on time: no outage")
+        let cut = sim.now
+        sim.changeLinks { $0.lossPercent = 100 }
+        sim.run(until: cut + Self.seconds(10), pipeline: record)
+        let back = sim.now
+        let lostInOutage = sim.lostToAnswerer
+        sim.changeLinks { $0.lossPercent = 0 }
+        sim.run(until: back + Self.seconds(4), pipeline: record)
+        let stats = try #require(sim.sender.stats)
+        // ICE consent was kept through the outage: the share goes on.
+        #expect(sim.sender.state == .connected && sim.answerer.state == .connected)
+        // Video was held once the silence passed the limit (1 s with feedback every 50 ms).
+        #expect(stats.framesHeldWhileSilent >= 160, "\(stats.framesHeldWhileSilent) held")
+        // Lost: about a second of 2 KB frames (two packets each), then a frame a second (the
+        // probe a restarted receiver would answer), the sender reports and the consent requests
+        // (two a second); not ten seconds of video.
+        #expect(lostInOutage <= 130, "\(lostInOutage) datagrams lost")
+        #expect(stats.feedbackReturns == 1)
+        // The keyframe is asked for when the first feedback (RTCP or a consent answer) comes
+        // back: a frame interval, a round trip and the receiver's reaction after the path.
+        let returned = try #require(sim.senderRequests.first { $0.1.feedbackReturnedAfterMilliseconds != nil })
+        #expect(returned.1.keyframe)
+        #expect(returned.0 <= back + .milliseconds(300), "\((returned.0 - back).microseconds) µs after")
+        // No flood: the two seconds after the return carry what two seconds before the outage
+        // did (2 KB frames at 20 fps), the keyframe and the few resends of what was lost.
+        let steady = bytes(from: cut - Self.seconds(2), to: cut)
+        let after = bytes(from: back, to: back + Self.seconds(2))
+        #expect(after <= steady + 25_000, "\(after) bytes after the return, \(steady) before the outage")
+        #expect(stats.packetsRetransmitted - before.packetsRetransmitted <= lostInOutage)
+        // The picture stood still for the outage and not much more.
+        var longest = MediaDuration.zero
+        for (a, b) in zip(sim.frameArrivals, sim.frameArrivals.dropFirst()) { longest = max(longest, b - a) }
+        #expect(longest >= .seconds(10) && longest <= .seconds(10) + .milliseconds(500),
+                "longest freeze \(longest.microseconds / 1_000) ms")
+        // The receive core waits a playout delay for the resends of what was lost before it
+        // skips to the keyframe.
+        let key = try #require(sim.frameArrivals.indices.first { sim.frameArrivals[$0] > back && sim.framesReceived[$0].isKeyframe })
+        #expect(sim.frameArrivals[key] <= back + .milliseconds(600), "\((sim.frameArrivals[key] - back).microseconds) µs after")
+    }
+
     @Test func theSendersGoodbyeAndCloseReachTheAnsweringEnd() throws {
         let sim = try TwoPeerSimulation(seed: 5)
         sim.run(until: sim.now + Self.seconds(2))

@@ -13,6 +13,14 @@ import RTCShareCore
 // time of every packet is kept by transport-wide sequence number (`SentPacketLog`, a fixed ring)
 // for that feedback to be matched against.
 //
+// Outages: feedback of any kind (authenticated RTCP; consent answers through `peerAnswered`)
+// feeds a `FeedbackReturnWatch`. While a receiver heard from before is silent past its limit,
+// video handed in is held (not packetized, counted): sent into a dead path it would only become
+// holes the receiver waits on afterwards. One frame a second still goes (`silentProbeInterval`):
+// a receiver that restarted reports only once media reaches it. The feedback that ends the
+// silence asks the pipeline for a keyframe at once; NACKs for what was lost before the hold
+// are answered as ever, within the budget.
+//
 // Invariants:
 // - No socket, clock, thread or random source inside: times are the caller's monotonic
 //   `MediaTime`, the wall clock is a fixed offset given at start (for RTCP's NTP timestamps),
@@ -140,6 +148,10 @@ public final class RTPSender {
     private var requests = TransportRequests()
     /// How long the receiver has been quiet.
     public private(set) var feedbackWatch: FeedbackWatch
+    /// Whether the path is down, and whether feedback ends an outage (`FeedbackReturnWatch`).
+    public private(set) var feedbackReturn = FeedbackReturnWatch()
+    /// The last frame let through while the path was silent (nil: none since it went silent).
+    private var lastSilentProbe: MediaTime?
     private var random: any RandomNumberGenerator
     private var pacer = Pacer()
     private var sentLog = SentPacketLog()
@@ -369,6 +381,20 @@ public final class RTPSender {
             stats.framesDroppedConnecting += 1
             return
         }
+        // The path is down: a frame sent now is lost, and each of its packets a hole the
+        // receiver waits on after the return (aiortc asks only for the newest 128 and stalls
+        // on older ones until 512 packets have passed). Held, nothing is lost but what went
+        // out before the silence was noticed and a frame a second; the return's keyframe
+        // starts the picture again.
+        if newestVideoSent != nil, feedbackReturn.isSilent(at: now) {
+            if let last = lastSilentProbe, now - last < Self.silentProbeInterval {
+                stats.framesHeldWhileSilent += 1
+                return
+            }
+            lastSilentProbe = now
+        } else {
+            lastSilentProbe = nil
+        }
         let timestamp = video.timestampOffset &+ mediaTimestamp
         let plain = RTPExtensionValues(absSendTime: absSendTime(now), transportSequenceNumber: 0,
                                        mid: configuration.videoMID)
@@ -484,6 +510,8 @@ public final class RTPSender {
             stats.unauthenticatedReceived += 1
             return
         }
+        // Before its items: a NACK in the datagram that ends an outage is judged as after it.
+        feedbackHeard(at: now)
         do {
             let bytes = UnsafeRawBufferPointer(rebasing: datagram[0..<length])
             try RTCPParser.parse(bytes) { item in
@@ -497,6 +525,25 @@ public final class RTPSender {
         } catch {
             stats.malformedReceived += 1
         }
+    }
+
+    /// The peer answered on the path some other way (a consent answer): feedback as RTCP is.
+    public func peerAnswered(at now: MediaTime) {
+        guard connected else { return }
+        feedbackHeard(at: now)
+    }
+
+    /// While the receiver is silent, one frame goes this often: a receiver that lost its state
+    /// (restarted) reports only once media reaches it, and a held sender would wait forever.
+    public static let silentProbeInterval = MediaDuration.seconds(1)
+
+    /// Feedback arrived. After an outage the receiver's picture stands still until a keyframe
+    /// reaches it: one is asked for at once, and video goes out again (`sendVideo` held it).
+    private func feedbackHeard(at now: MediaTime) {
+        guard let silence = feedbackReturn.heard(at: now), newestVideoSent != nil else { return }
+        stats.feedbackReturns += 1
+        requests.keyframe = true
+        requests.feedbackReturnedAfterMilliseconds = silence.microseconds / 1_000
     }
 
     private func handle(_ item: RTCPItem, at now: MediaTime, transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {

@@ -27,6 +27,9 @@ public struct TransportRequests: Sendable, Equatable {
     public var pathRoundTripMicroseconds: Int64?
     /// The receiver's RTCP stopped arriving, or came back (`FeedbackWatch`).
     public var feedback: FeedbackChange?
+    /// Feedback came back after an outage of this long (`FeedbackReturnWatch`); `keyframe` is
+    /// set with it.
+    public var feedbackReturnedAfterMilliseconds: Int64?
     /// The delay-based estimate from the newest transport-wide feedback (kbit/s); nil: none came.
     public var delayBasedKbps: Int?
     /// The one target the transport's rate control makes of every estimate (delay-based, REMB,

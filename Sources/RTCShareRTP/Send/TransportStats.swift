@@ -21,6 +21,9 @@ public struct TransportStats: Sendable, Equatable {
     /// NACKed packets not resent: no longer held, or over the retransmission budget.
     public var retransmitsMissed = 0
     public var retransmitsOverBudget = 0
+    /// Times feedback came back after an outage (a silence longer than the peer's regular
+    /// spacing, `FeedbackReturnWatch`); each asked for a keyframe at once.
+    public var feedbackReturns = 0
     /// Of those over the budget, packets owed (each once), and owed ones resent later.
     public var retransmitsDeferred = 0
     public var deferredRetransmitted = 0
@@ -38,6 +41,9 @@ public struct TransportStats: Sendable, Equatable {
     public var unauthenticatedReceived = 0
     /// Video frames handed in before the connection was up (no keys yet), not sent.
     public var framesDroppedConnecting = 0
+    /// Video frames handed in while the path was silent (an outage), not sent (all but one a
+    /// second, `RTPSender.silentProbeInterval`).
+    public var framesHeldWhileSilent = 0
     /// Transport-wide feedback packets read, and the delay-based estimate they gave (kbit/s).
     public var transportFeedbackReceived = 0
     public var delayBasedKbps: Int?
