@@ -45,6 +45,59 @@ import Testing
         return Outage(cut: cut, back: back, backMonotonic: backMonotonic)
     }
 
+    /// The aiortc WHIP server (`Tests/Peers/whip_server.py`) on side b of a lab; its summary is
+    /// fetched from inside side b.
+    struct LabWHIPServer {
+        let lab: NetworkLab
+        let process: BackgroundProcess
+        let port: Int
+        let python = Tools.which("python3") ?? "/usr/bin/python3"
+
+        init(in lab: NetworkLab, dir: URL) throws {
+            self.lab = lab
+            let portFile = dir.appendingPathComponent("port").path
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Peers/whip_server.py").path
+            let (exe, args) = lab.command(in: lab.b, python, [
+                script, "--host", lab.b.address, "--port-file", portFile,
+                "--summary", dir.appendingPathComponent("summary.json").path,
+            ])
+            let whip = try BackgroundProcess(exe, args, in: dir, name: "whip-server")
+            process = whip
+            try #require(Tools.waitForFile(portFile, timeout: 30) { whip.isRunning },
+                         "whip_server.py did not start: \(whip.stderr.suffix(800))")
+            port = try #require(Int((try String(contentsOfFile: portFile, encoding: .utf8))
+                .trimmingCharacters(in: .whitespacesAndNewlines)))
+        }
+
+        var base: String { "http://\(lab.b.address):\(port)" }
+
+        /// The summary now, or nil when the fetch failed.
+        func summary() throws -> [String: Any]? {
+            let (exe, args) = lab.command(in: lab.b, python, [
+                "-c", "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=15).read().decode())",
+                base + "/summary",
+            ])
+            let fetch = try Tools.run(exe, args, timeout: 20)
+            guard fetch.status == 0 else { return nil }
+            return (try? JSONSerialization.jsonObject(with: fetch.stdout)) as? [String: Any]
+        }
+
+        /// The summary once session `id` has been DELETEd and all it received decoded.
+        func summary(finished id: String) throws -> [String: Any] {
+            var summary: [String: Any] = [:]
+            try waitUntil(timeout: 320, interval: 0.5) {
+                guard let object = try self.summary() else { return false }
+                summary = object
+                func listed(_ key: String) -> Bool { (object[key] as? [String] ?? []).contains(id) }
+                return listed("finished") || listed("unfinished")
+            }
+            return summary
+        }
+
+        func stop() { process.stop(SIGTERM, timeout: 10) }
+    }
+
     @Test(.enabled(if: unavailable == nil, Comment(rawValue: unavailable ?? "")))
     func afterATenSecondOutageThePeerReceiverFreezesForTheOutageOnly() throws {
         let dir = try Tools.temporaryDirectory()
@@ -92,22 +145,11 @@ import Testing
             lab.remove()
             try? FileManager.default.removeItem(at: dir)
         }
-        let python = Tools.which("python3") ?? "/usr/bin/python3"
-        let portFile = dir.appendingPathComponent("port").path
-        let summaryFile = dir.appendingPathComponent("summary.json").path
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Peers/whip_server.py").path
-        var (exe, args) = lab.command(in: lab.b, python, [
-            script, "--host", lab.b.address, "--port-file", portFile, "--summary", summaryFile,
-        ])
-        let whip = try BackgroundProcess(exe, args, in: dir, name: "whip-server")
-        defer { whip.stop(SIGTERM, timeout: 10) }
-        try #require(Tools.waitForFile(portFile, timeout: 30) { whip.isRunning }, "whip_server.py did not start: \(whip.stderr.suffix(800))")
-        let port = try #require(Int((try String(contentsOfFile: portFile, encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)))
-
-        (exe, args) = lab.command(in: lab.a, Tools.rtcshare, [
+        let server = try LabWHIPServer(in: lab, dir: dir)
+        defer { server.stop() }
+        let (exe, args) = lab.command(in: lab.a, Tools.rtcshare, [
             "--source", "testsrc", "--size", "640x360", "--fps", "20", "--bitrate", "1000", "--audio", "none",
-            "--whip", "http://\(lab.b.address):\(port)/whip/outage", "--whip-bind", "\(lab.a.address):0",
+            "--whip", server.base + "/whip/outage", "--whip-bind", "\(lab.a.address):0",
             "--duration", "\(Self.duration)",
         ])
         let started = Date()
@@ -119,20 +161,7 @@ import Testing
         #expect(status == 0, "rtcshare: \(share.stderr)")
 
         // The session's figures once aiortc has decoded all it received (listed "finished").
-        (exe, args) = lab.command(in: lab.b, python, [
-            "-c", "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=15).read().decode())",
-            "http://\(lab.b.address):\(port)/summary",
-        ])
-        var summary: [String: Any] = [:]
-        try waitUntil(timeout: 320, interval: 0.5) {
-            let fetch = try Tools.run(exe, args, timeout: 20)
-            guard fetch.status == 0, let object = (try? JSONSerialization.jsonObject(with: fetch.stdout)) as? [String: Any] else {
-                return false
-            }
-            summary = object
-            func listed(_ key: String) -> Bool { (object[key] as? [String] ?? []).contains("outage") }
-            return listed("finished") || listed("unfinished")
-        }
+        let summary = try server.summary(finished: "outage")
         let own = try #require((summary["by_session"] as? [String: Any])?["outage"] as? [String: Any], "\(summary)")
         // The freeze as a viewer sees it: the longest wait between two frames coming out of
         // aiortc's decoder. A loaded machine's decoding lags, and a backlog decoded during the

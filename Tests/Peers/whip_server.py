@@ -10,9 +10,13 @@ SIGTERM/SIGINT writes a JSON summary to --summary and exits. Files are written w
 temporary name, then renamed, so a reader never sees half of one.
 
 Real endpoint (aiortc decodes what it receives):
-  POST   /whip/<id>               201, relative Location /whip/resource/<id>, the SDP answer
+  POST   /whip/<id>               201, relative Location /whip/resource/<id>, the SDP answer (a
+                                  later POST to the same <id>, a reconnect, gets a resource of
+                                  its own, /whip/resource/<id>~<n> for its n-th POST)
   PATCH  /whip/resource/<id>      405 (aiortc does not take trickled candidates)
-  DELETE /whip/resource/<id>      200; counted in the summary. The session is closed and, once
+  DELETE /whip/resource/<id>      200; counted in the summary (the <id> under "deletes", the whole
+                                  resource name under "deleted_resources"; an unknown one is
+                                  counted too, 200). The session is closed and, once
                                   every frame it received has been decoded and counted (on a
                                   busy machine aiortc's decoding lags), its id is listed under
                                   "finished" (under "unfinished" if that took over 300 s)
@@ -95,11 +99,13 @@ log = logging.getLogger("whip")
 
 class State:
     def __init__(self):
-        self.sessions = {}  # id -> RTCPeerConnection
+        self.sessions = {}  # id -> its newest RTCPeerConnection
+        self.resources = {}  # resource name (id, or id~n for a later POST) -> RTCPeerConnection
+        self.posts_by_id = {}
         self.consumers = {}  # id -> the tasks reading its tracks (each ends once its track has)
         self.connected = set()  # ids whose connection came up (a track of any other never ends)
         self.summary = {
-            "posts": 0, "server_closed": 0, "answers": [], "offers": [], "offers_by_session": {}, "deletes": [], "patches": 0,
+            "posts": 0, "server_closed": 0, "deleted_resources": [], "answers": [], "offers": [], "offers_by_session": {}, "deletes": [], "patches": 0,
             "finished": [], "unfinished": [],
             "video_frames": 0, "sizes": {}, "markers_read": 0, "markers": [],
             "audio_frames": 0, "audio_sample_rates": [], "echo_bodies": [], "requests": [],
@@ -220,6 +226,9 @@ def make_app(state, port_holder, relay=None):
             return web.Response(status=415, text="Content-Type must be application/sdp\n")
         pc = RTCPeerConnection()
         state.sessions[sid] = pc
+        n = state.posts_by_id[sid] = state.posts_by_id.get(sid, 0) + 1
+        resource = sid if n == 1 else f"{sid}~{n}"
+        state.resources[resource] = pc
         if only is not None:
             # A transceiver made before the offer is read is the one the offer's video section
             # takes; its codec preferences are what the answer may keep (with their RTX).
@@ -262,7 +271,7 @@ def make_app(state, port_holder, relay=None):
             await pc.close()  # and nothing of aiortc answers either (no peer-reflexive path)
         s["answers"].append(answer)
         response = web.Response(status=201, text=answer, content_type="application/sdp",
-                                headers={"Location": f"/whip/resource/{sid}", "ETag": f'"{sid}-1"'})
+                                headers={"Location": f"/whip/resource/{resource}", "ETag": f'"{resource}-1"'})
         if links:
             ice_server_links(response)
         return response
@@ -346,10 +355,14 @@ def make_app(state, port_holder, relay=None):
 
     async def resource_delete(request):
         await record(request)
-        sid = request.match_info["id"]
+        resource = request.match_info["id"]
+        sid = resource.split("~")[0]
         s["deletes"].append(sid)
-        log.info("DELETE %s", sid)
-        pc = state.sessions.pop(sid, None)
+        s["deleted_resources"].append(resource)
+        log.info("DELETE %s", resource)
+        pc = state.resources.pop(resource, None)
+        if pc is not None and state.sessions.get(sid) is pc:
+            state.sessions.pop(sid)
         if pc is not None:
             await pc.close()
             asyncio.ensure_future(state.finish(sid))
@@ -520,7 +533,7 @@ async def main():
 
     asyncio.ensure_future(watch_parent(os.getppid()))
     await stop.wait()
-    for pc in list(state.sessions.values()):
+    for pc in {id(pc): pc for pc in [*state.sessions.values(), *state.resources.values()]}.values():
         await pc.close()
     # What the sessions received is decoded and counted before the summary is written.
     consumers = [t for sid, tasks in state.consumers.items() if sid in state.connected for t in tasks]

@@ -76,6 +76,31 @@ struct ReconnectPolicyTests {
         #expect(third - later >= .milliseconds(3_200), "the third delay (nominal 4 s) stands")
     }
 
+    /// An attempt that took its whole 5 s timeout has waited already: the next follows at once
+    /// while the delay is shorter than that, and waits the rest once it is longer.
+    @Test func aDelayCountsFromWhenTheFailedAttemptBegan() {
+        var random = SeededRandom(seed: 9)
+        var policy = ReconnectPolicy()
+        var started = Self.t0
+        var waits: [Double] = []
+        for _ in 0..<7 {
+            let failedAt = started + .seconds(5)  // the POST's connect timeout
+            guard case .retry(let at, _, _) = policy.failed(.temporary(afterSeconds: nil), loss: .signalling,
+                                                            sessionHeld: false, at: failedAt, attemptStartedAt: started,
+                                                            random: &random) else {
+                Issue.record("gave up")
+                return
+            }
+            waits.append(Double((at - failedAt).microseconds) / 1e6)
+            started = at
+        }
+        // Nominal 1, 2, 4 s: at once; 8 s: about 3 s more; 16 s: about 11; then 30: about 25.
+        #expect(waits[0] == 0 && waits[1] == 0 && waits[2] == 0, "\(waits)")
+        #expect(waits[3] > 1 && waits[3] < 5, "\(waits)")
+        #expect(waits[4] > 7 && waits[4] < 15, "\(waits)")
+        #expect(waits[5] > 19 && waits[5] < 32, "\(waits)")
+    }
+
     @Test func aPermanentFailureGivesUpAtOnce() {
         var random = SeededRandom(seed: 1)
         var policy = ReconnectPolicy()

@@ -90,6 +90,7 @@ final class ShareOutputs {
         var failure: ShareError?
         for sink in sinks {
             do { try sink.finish(reason) } catch { if failure == nil { failure = error } }
+            for line in sink.takeNotices() { onEvent(.notice(line)) }  // a DELETE that failed
         }
         return failure
     }

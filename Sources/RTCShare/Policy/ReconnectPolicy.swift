@@ -7,7 +7,10 @@ import RTCShareWHIP
 ///
 /// - Delays: `firstDelay` doubling per failed attempt up to `maximumDelay`, each drawn within
 ///   ±`jitterFraction` of its nominal value so boards that lost the same server do not all come
-///   back in the same second. A `Retry-After` longer than the delay replaces it (capped at
+///   back in the same second. A delay counts from when the failed attempt began: an attempt
+///   that took its whole timeout (no answer: the path is down) has waited already, so while a
+///   path is down a new attempt follows at once until the delay outgrows the timeout, and the
+///   path's return is found within a TCP retransmission or two. A `Retry-After` longer than the delay replaces it (capped at
 ///   `maximumRetryAfter`: a server's hour-long pause is not taken on trust).
 /// - Give up: on a permanent failure (the server refused the request or the answer cannot be
 ///   used: retrying cannot help), or when `limit` attempts have failed in a row.
@@ -109,6 +112,7 @@ public struct ReconnectPolicy: Sendable {
     /// server's `Retry-After`). `sessionHeld`: the server's session resource is still there to
     /// PATCH.
     public mutating func failed(_ retry: Retry, loss: Loss, sessionHeld: Bool, at now: MediaTime,
+                                attemptStartedAt: MediaTime? = nil,
                                 random: inout some RandomNumberGenerator) -> Decision {
         if let since = connectedAt {
             connectedAt = nil
@@ -133,7 +137,8 @@ public struct ReconnectPolicy: Sendable {
             let asked = min(MediaDuration.seconds(Int64(max(afterSeconds, 0))), configuration.maximumRetryAfter)
             if asked > delay { delay = asked }
         }
-        return .retry(at: now + delay, attempt: attempt, way: way(after: loss, sessionHeld: sessionHeld))
+        let at = max(now, (attemptStartedAt ?? now) + delay)
+        return .retry(at: at, attempt: attempt, way: way(after: loss, sessionHeld: sessionHeld))
     }
 
     private func way(after loss: Loss, sessionHeld: Bool) -> Way {

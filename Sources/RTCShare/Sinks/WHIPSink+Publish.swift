@@ -50,6 +50,10 @@ extension WHIPSink {
         let identity: RTPSenderIdentity
         let client: WHIPClient
         let budget: MemoryBudget
+        /// Resources whose DELETE failed (the path was down): tried again once a connection
+        /// is up, and at the end. At most `maximumUndeleted`, the oldest given up first.
+        private(set) var undeleted: [String] = []
+        static let maximumUndeleted = 8
 
         init(configuration: WHIPConfiguration, socket: UDPSocket, certificate: consuming DTLSCertificate,
              identity: RTPSenderIdentity, client: WHIPClient, budget: MemoryBudget) {
@@ -135,7 +139,22 @@ extension WHIPSink {
         /// DELETEs a session resource (bounded: at most a second); nil, or the one line saying
         /// why the server did not take it (not fatal: the share goes on or ends as it would).
         func delete(_ resource: String) -> String? {
-            client.deleteReportingFailure(resource: resource, token: configuration.token).map { "warning: " + $0 }
+            guard let failure = client.deleteReportingFailure(resource: resource, token: configuration.token) else {
+                undeleted.removeAll { $0 == resource }
+                return nil
+            }
+            if !undeleted.contains(resource) {
+                if undeleted.count == Self.maximumUndeleted { undeleted.removeFirst() }
+                undeleted.append(resource)
+            }
+            return "warning: " + failure + " (tried again once connected)"
+        }
+
+        /// DELETEs the oldest resource whose DELETE failed; nil, or the line saying it failed
+        /// again.
+        func deleteOneUndeleted() -> String? {
+            guard let resource = undeleted.first else { return nil }
+            return delete(resource)
         }
     }
 

@@ -101,12 +101,14 @@ public final class WHIPSink: MediaSink, TransportOutput {
         var lines: [String] = []
         var first: (WHIPPublishedSession, gathering: String?)?
         while first == nil {
+            let started = MonotonicClock.now()
             do {
                 first = try publisher.publish(codecs: configuration.videoCodecs, notices: &lines)
             } catch {
                 let now = MonotonicClock.now()
                 guard case .retry(let at, let attempt, _) = policy.failed(
-                    error.retry, loss: .signalling, sessionHeld: false, at: now, random: &random),
+                    error.retry, loss: .signalling, sessionHeld: false, at: now, attemptStartedAt: started,
+                    random: &random),
                       !self.isStopRequested(), at < (deadline ?? at + .seconds(1))
                 else { throw error }
                 onRetry(.reconnecting(attempt: attempt, reason: error.description,
@@ -224,6 +226,12 @@ public final class WHIPSink: MediaSink, TransportOutput {
             return try lose(.connection(.transport(.peerUnreachable)), loss: .session, at: now)
         }
         if session.connectedAt == nil, transport.state == .connected { connected(session, at: now) }
+        // A session the path kept from being DELETEd: once this connection has held a second
+        // (its first frames are out), one DELETE a turn, each at most a second.
+        if let since = session.connectedAt, now - since >= .seconds(1), !publisher.undeleted.isEmpty,
+           let line = publisher.deleteOneUndeleted() {
+            notices.append(line)
+        }
         return transport.takeRequests(at: now)
     }
 
@@ -259,14 +267,14 @@ public final class WHIPSink: MediaSink, TransportOutput {
                     return nil
                 }
             } catch {
-                return try lose(error, loss: .iceRestart, at: MonotonicClock.now())
+                return try lose(error, loss: .iceRestart, at: MonotonicClock.now(), attemptStartedAt: now)
             }
         }
         endSession(at: now)
         do {
             session = try publisher.publish(codecs: [videoCodec], notices: &notices).0
         } catch {
-            return try lose(error, loss: .signalling, at: MonotonicClock.now())
+            return try lose(error, loss: .signalling, at: MonotonicClock.now(), attemptStartedAt: now)
         }
         notices.append("WHIP: published again (\(resourceURL))")
         return TransportRequests(nextWakeup: MonotonicClock.now())
@@ -299,12 +307,13 @@ public final class WHIPSink: MediaSink, TransportOutput {
     /// The connection (or an attempt at one) failed: the policy says when to try again and
     /// how — an ICE restart keeps the session, a new POST ends and lets go of it first — or the
     /// share ends with `error` (the session ended).
-    private func lose(_ error: ShareError, loss: ReconnectPolicy.Loss, at now: MediaTime) throws(ShareError)
-        -> TransportRequests
+    private func lose(_ error: ShareError, loss: ReconnectPolicy.Loss, at now: MediaTime,
+                      attemptStartedAt: MediaTime? = nil) throws(ShareError) -> TransportRequests
     {
         // A stop raised while an attempt was in flight: the pipeline ends the share next.
         if error.failureClass == .stopped { return TransportRequests() }
-        let decision = policy.failed(error.retry, loss: loss, sessionHeld: session != nil, at: now, random: &random)
+        let decision = policy.failed(error.retry, loss: loss, sessionHeld: session != nil, at: now,
+                                     attemptStartedAt: attemptStartedAt, random: &random)
         guard case .retry(let at, let attempt, let way) = decision else {
             endSession(at: now)
             throw error
@@ -344,7 +353,17 @@ public final class WHIPSink: MediaSink, TransportOutput {
     }
 
     public func finish(_ reason: FinishReason) throws(ShareError) {
+        let current = session?.resourceURL
         endSession(at: MonotonicClock.now())
+        // The server took the last DELETE (or there was none to make): the sessions outages
+        // left behind, until one is not taken.
+        guard current.map({ !publisher.undeleted.contains($0) }) ?? true else { return }
+        while !publisher.undeleted.isEmpty {
+            if let line = publisher.deleteOneUndeleted() {
+                notices.append(line)
+                break
+            }
+        }
     }
 
 }
