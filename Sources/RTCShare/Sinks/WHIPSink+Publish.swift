@@ -91,6 +91,7 @@ extension WHIPSink {
                 let codec: VideoCodec = answer.video.codec.name.uppercased() == VideoCodec.h264.encodingName ? .h264 : .vp8
                 let transport = try WHIPSink.connect(&offer, to: answer, codec: codec, certificate: certificate,
                                                      configuration, budget: budget)
+                taken(publication.resourceURL)
                 let negotiated = WHIPSink.describe(answer)
                     + publication.iceServers.filter { !$0.isUsed }.map { "ICE server \($0)" }
                 return (WHIPPublishedSession(resourceURL: publication.resourceURL, entityTag: publication.entityTag,
@@ -139,9 +140,18 @@ extension WHIPSink {
         /// DELETEs a session resource (bounded: at most a second); nil, or the one line saying
         /// why the server did not take it (not fatal: the share goes on or ends as it would).
         func delete(_ resource: String) -> String? {
-            guard let failure = client.deleteReportingFailure(resource: resource, token: configuration.token) else {
+            let failure: String
+            do throws(WHIPError) {
+                try client.delete(resource: resource, token: configuration.token)
                 undeleted.removeAll { $0 == resource }
                 return nil
+            } catch {
+                // 404 or 410: the server has ended the session itself (nothing left behind).
+                if case .httpStatus(let status, _, _) = error, status == 404 || status == 410 {
+                    undeleted.removeAll { $0 == resource }
+                    return nil
+                }
+                failure = WHIPClient.deleteFailure(resource: resource, error, token: configuration.token)
             }
             if !undeleted.contains(resource) {
                 if undeleted.count == Self.maximumUndeleted { undeleted.removeFirst() }
@@ -149,6 +159,11 @@ extension WHIPSink {
             }
             return "warning: " + failure + " (tried again once connected)"
         }
+
+        /// A new session got `resource`: the server reuses resource names (one per endpoint), so
+        /// an old session of that name is gone or replaced, never to be DELETEd (that would end
+        /// the new one).
+        func taken(_ resource: String) { undeleted.removeAll { $0 == resource } }
 
         /// DELETEs the oldest resource whose DELETE failed; nil, or the line saying it failed
         /// again.
