@@ -270,4 +270,25 @@ import Testing
         #expect(m.stats.targetFramesPerSecond == 10)
         #expect(!pressed.contains { if case .resize = $0 { true } else { false } })
     }
+
+    /// A reconnect's new transport counts the bytes it sent from zero: the second that sees the
+    /// count fall goes on (no overflow), and a reconnect is counted and reported.
+    @Test func aTransportCountingFromZeroAfterAReconnectIsTakenInStride() {
+        var m = Self.machine()
+        _ = Self.actions(&m)
+        m.second(at: Self.at(1000), PipelineSecond(sentBytes: 900_000, transport: nil, residentBytes: 30 << 20,
+                                                   peakResidentBytes: 30 << 20))
+        m.connection(.reconnecting(attempt: 1, reason: "DTLS: the server closed the association",
+                                   retryInMilliseconds: 1000), output: "whip")
+        #expect(m.stats.reconnecting)
+        m.connection(.reconnected(afterMilliseconds: 1200), output: "whip")
+        m.second(at: Self.at(2000), PipelineSecond(sentBytes: 4_000, transport: nil, residentBytes: 30 << 20,
+                                                   peakResidentBytes: 30 << 20))
+        m.second(at: Self.at(3000), PipelineSecond(sentBytes: 60_000, transport: nil, residentBytes: 30 << 20,
+                                                   peakResidentBytes: 30 << 20))
+        let actions = Self.actions(&m)
+        #expect(m.stats.reconnects == 1 && !m.stats.reconnecting)
+        #expect(actions.contains(.event(.reconnected(output: "whip", afterMilliseconds: 1200))))
+        #expect(actions.contains { if case .event(.reconnecting(output: "whip", attempt: 1, _, _)) = $0 { true } else { false } })
+    }
 }

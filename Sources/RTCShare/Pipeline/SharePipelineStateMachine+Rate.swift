@@ -172,7 +172,10 @@ extension SharePipelineStateMachine {
         let dropping = dropped * 5 >= encoded + dropped && dropped > 0
         seconds.encoderDroppingSeconds = dropping ? (targetFell ? 1 : seconds.encoderDroppingSeconds + 1) : 0
         var sentKbps: Int? = nil
-        if let sent = figures.sentBytes, let before = seconds.sentBytes { sentKbps = Int((sent &- before) * 8 / 1000) }
+        // A new transport (a reconnect) counts from zero again: that second says nothing.
+        if let sent = figures.sentBytes, let before = seconds.sentBytes, sent >= before {
+            sentKbps = Int((sent - before) * 8 / 1000)
+        }
         seconds.sentBytes = figures.sentBytes
         encoderBitrate.second(encodedKbps: seconds.encodedKbps, sentKbps: sentKbps)
         applyRate(at: now)
