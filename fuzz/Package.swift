@@ -45,6 +45,7 @@ let package = Package(
         harness("fuzz-receiver"),  // RTPReceiver: whole datagrams, time, polls (the receive core)
         harness("fuzz-addr"),  // SocketAddress(parsing:) (numeric hosts only: no DNS)
         harness("fuzz-whip-answer", [whip]),  // WebRTCAnswer.parse (a WHIP server's SDP answer)
+        harness("fuzz-whip-restart", [whip]),  // WHIPICERestart.parse (a WHIP server's ICE restart answer)
         harness("fuzz-stun", [ice]),       // STUNMessage + integrity/fingerprint checks + looksLikeSTUN
         harness("fuzz-candidate", [ice]),  // ICECandidate (a=candidate) + ICEAddress
 
