@@ -99,16 +99,45 @@ public struct WHIPClient: Sendable {
     /// resource: trickled candidates or an ICE restart. `entityTag` is sent as `If-Match`.
     public func patch(resource: String, fragment: String, token: WHIPToken?,
                       entityTag: String? = nil) throws(WHIPError) -> PatchResult {
+        let ifMatch = try entityTag.map { (tag) throws(WHIPError) in try headerSafe(tag) }
+        return try sendFragment(fragment, to: resource, token: token, ifMatch: ifMatch) == nil ? .unsupported : .applied
+    }
+
+    /// What an ICE restart PATCH achieved: the server's new credentials, or that it does not
+    /// restart ICE this way (405 Method Not Allowed, 501 Not Implemented: publish anew).
+    public enum ICERestartResult: Sendable, Equatable {
+        case restarted(WHIPICERestart)
+        case unsupported
+    }
+
+    /// PATCHes `fragment` (new credentials, `WHIPICERestart.fragment`) to the session resource
+    /// with `If-Match: "*"` (RFC 9725 §4.3.2: a restart matches any entity) and reads the
+    /// server's new credentials from the 200.
+    public func restartICE(resource: String, fragment: String, token: WHIPToken?) throws(WHIPError) -> ICERestartResult {
+        guard let response = try sendFragment(fragment, to: resource, token: token, ifMatch: "\"*\"") else {
+            return .unsupported
+        }
+        guard response.status == 200 else {
+            throw .httpStatus(response.status, reason: "expected 200 with the server's ICE credentials")
+        }
+        let tag = try response.headers["ETag"].map { (tag) throws(WHIPError) in try headerSafe(tag) }
+        return .restarted(try WHIPICERestart.parse(response.body, entityTag: tag))
+    }
+
+    /// The one PATCH exchange (RFC 8840 fragment, watching the stop): the 2xx response, or nil
+    /// when the server does not take PATCHes (405, 501).
+    private func sendFragment(_ fragment: String, to resource: String, token: WHIPToken?,
+                              ifMatch: String?) throws(WHIPError) -> HTTPResponse? {
         var request = makeRequest("PATCH", resource, token: token, timeout: configuration.totalTimeout)
         request.stop = configuration.stop
         if configuration.stop?.isRaised == true { throw .stopped }
         request.headers.append("Content-Type: application/trickle-ice-sdpfrag")
-        if let entityTag { request.headers.append("If-Match: \(try headerSafe(entityTag))") }
+        if let ifMatch { request.headers.append("If-Match: \(ifMatch)") }
         request.body = fragment
         let response = try CurlEasy().perform(request)
-        if response.status == 405 || response.status == 501 { return .unsupported }
+        if response.status == 405 || response.status == 501 { return nil }
         try requireSuccess(response, request)
-        return .applied
+        return response
     }
 
     /// DELETEs the session resource, within `deleteTimeout` (capped at 1 s). Not stopped by
@@ -145,7 +174,7 @@ public struct WHIPClient: Sendable {
         return "WHIP DELETE \(target): " + WHIPText.sanitised(Array(why.utf8), limit: 200, hiding: secrets)
     }
 
-    func makeRequest(_ method: String, _ url: String, token: WHIPToken?, timeout: Double) -> HTTPRequest {
+    private func makeRequest(_ method: String, _ url: String, token: WHIPToken?, timeout: Double) -> HTTPRequest {
         var request = HTTPRequest(method: method, url: url, connectTimeout: min(configuration.connectTimeout, timeout),
                                   totalTimeout: timeout, maximumRedirects: 0,
                                   maximumBodyBytes: configuration.maximumAnswerBytes)
@@ -160,7 +189,7 @@ public struct WHIPClient: Sendable {
 
     /// A 2xx passes; anything else becomes `httpStatus` with a reason from the body and the
     /// delay its `Retry-After` asks for.
-    func requireSuccess(_ response: HTTPResponse, _ request: HTTPRequest) throws(WHIPError) {
+    private func requireSuccess(_ response: HTTPResponse, _ request: HTTPRequest) throws(WHIPError) {
         guard !(200...299).contains(response.status) else { return }
         throw .httpStatus(response.status, reason: WHIPText.sanitised(response.body, hiding: request.secrets),
                           retryAfterSeconds: Self.retryAfter(response))
@@ -171,7 +200,7 @@ public struct WHIPClient: Sendable {
         return HTTPRetryAfter.seconds(value, responseDate: response.headers["Date"], now: Int(time(nil)))
     }
 
-    func headerSafe(_ value: String) throws(WHIPError) -> String {
+    private func headerSafe(_ value: String) throws(WHIPError) -> String {
         guard value.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else { throw .badAnswer("ETag holds a control character") }
         return value
     }

@@ -63,30 +63,3 @@ public struct WHIPICERestart: Sendable, Equatable {
                               entityTag: entityTag)
     }
 }
-
-extension WHIPClient {
-    /// What an ICE restart PATCH achieved: the server's new credentials, or that it does not
-    /// restart ICE this way (405 Method Not Allowed, 501 Not Implemented: publish anew).
-    public enum ICERestartResult: Sendable, Equatable {
-        case restarted(WHIPICERestart)
-        case unsupported
-    }
-
-    /// PATCHes `fragment` (new credentials, `WHIPICERestart.fragment`) to the session resource
-    /// with `If-Match: "*"` (RFC 9725 §4.3.2: a restart matches any entity) and reads the
-    /// server's new credentials from the 200.
-    public func restartICE(resource: String, fragment: String, token: WHIPToken?) throws(WHIPError) -> ICERestartResult {
-        var request = makeRequest("PATCH", resource, token: token, timeout: configuration.totalTimeout)
-        request.headers += ["Content-Type: application/trickle-ice-sdpfrag", "If-Match: \"*\""]
-        request.body = fragment
-        let response = try CurlEasy().perform(request)
-        if response.status == 405 || response.status == 501 { return .unsupported }
-        try requireSuccess(response, request)
-        guard response.status == 200 else {
-            throw .httpStatus(response.status, reason: "expected 200 with the server's ICE credentials")
-        }
-        let tag = response.headers["ETag"]
-        if let tag { _ = try headerSafe(tag) }
-        return .restarted(try WHIPICERestart.parse(response.body, entityTag: tag))
-    }
-}
