@@ -204,10 +204,9 @@ public final class ShareAgent: @unchecked Sendable {
             // The server's answer picks among the codecs the choice offers.
             whip.videoCodecs = share.videoCodec.offered
             whip.h264LevelIDC = h264Level
-            let session = context.session
+            // The agent's `stop` raises `whip.stop` (made in `init`), which ends the waits.
             let deadline = share.duration.map { MonotonicClock.now() + $0 }
-            let sink = try WHIPSink(configuration: whip, budget: budget, deadline: deadline,
-                                    isStopRequested: { session.isStopRequested }) {
+            let sink = try WHIPSink(configuration: whip, budget: budget, deadline: deadline) {
                 guard case .reconnecting(let attempt, let reason, let ms) = $0 else { return }
                 context.event(.reconnecting(output: "whip \(whip.url)", attempt: attempt, reason: reason,
                                             retryInMilliseconds: ms))

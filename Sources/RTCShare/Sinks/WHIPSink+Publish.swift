@@ -12,12 +12,12 @@ import RTCShareWHIP
 /// the budget) and makes a new one.
 final class WHIPPublishedSession {
     let resourceURL: String
-    var entityTag: String?
     let transport: Transport<SystemRandomNumberGenerator>
-    /// The answer's candidates (an ICE restart whose answer names none keeps them) and the
-    /// section an ICE restart's fragment names (the video one: any names the bundle).
+    /// The answer's candidates (an ICE restart whose answer names none keeps them) and its
+    /// video section, which an ICE restart's fragment names (any section names the bundle's one
+    /// ICE transport, RFC 8843).
     let answerCandidates: [String]
-    let firstSection: (mid: String, kind: String, payloadType: Int)
+    let videoSection: (mid: String, payloadType: Int)
     /// What the server accepted and dropped of the offer, one entry each (for the log).
     let negotiated: [String]
     let videoCodec: VideoCodec
@@ -26,13 +26,11 @@ final class WHIPPublishedSession {
     /// When its connection came up (media flows).
     var connectedAt: MediaTime?
 
-    init(resourceURL: String, entityTag: String?, transport: Transport<SystemRandomNumberGenerator>,
+    init(resourceURL: String, transport: Transport<SystemRandomNumberGenerator>,
          answer: WebRTCAnswer, negotiated: [String], videoCodec: VideoCodec, createdAt: MediaTime) {
         self.resourceURL = resourceURL
-        self.entityTag = entityTag
         answerCandidates = answer.candidates
-        // Any section of the bundle names its one ICE transport (RFC 8843).
-        firstSection = (answer.video.mid, "video", answer.video.codec.payloadType)
+        videoSection = (answer.video.mid, answer.video.codec.payloadType)
         self.transport = transport
         self.negotiated = negotiated
         self.videoCodec = videoCodec
@@ -94,7 +92,7 @@ extension WHIPSink {
                 taken(publication.resourceURL)
                 let negotiated = WHIPSink.describe(answer)
                     + publication.iceServers.filter { !$0.isUsed }.map { "ICE server \($0)" }
-                return (WHIPPublishedSession(resourceURL: publication.resourceURL, entityTag: publication.entityTag,
+                return (WHIPPublishedSession(resourceURL: publication.resourceURL,
                                              transport: transport, answer: answer, negotiated: negotiated,
                                              videoCodec: codec, createdAt: createdAt), offer.gatheringNotice)
             } catch {
@@ -113,8 +111,7 @@ extension WHIPSink {
             let fragment = WHIPICERestart.fragment(
                 ufrag: ice.localCredentials.ufrag, password: ice.localCredentials.password,
                 candidates: ice.localCandidates.compactMap(WebRTCOfferConfiguration.Candidate.init).map(\.sdpValue),
-                mid: session.firstSection.mid, kind: session.firstSection.kind,
-                payloadType: session.firstSection.payloadType)
+                mid: session.videoSection.mid, kind: "video", payloadType: session.videoSection.payloadType)
             let restart: WHIPICERestart
             do throws(WHIPError) {
                 guard case .restarted(let r) = try client.restartICE(resource: session.resourceURL, fragment: fragment,
@@ -131,7 +128,6 @@ extension WHIPSink {
             for value in restart.candidates.isEmpty ? session.answerCandidates.map({ "candidate:" + $0 }) : restart.candidates {
                 _ = try? ice.addRemoteCandidate(sdpAttribute: value)
             }
-            if let tag = restart.entityTag { session.entityTag = tag }
             session.connectedAt = nil
             session.transport.restartICE(ice, at: MonotonicClock.now(), output: output)
             return true
@@ -237,8 +233,7 @@ extension WHIPSink {
         -> (ICEAgent<SystemRandomNumberGenerator>, notice: String?)
     {
         let port = socket.localAddress.port
-        let bound = socket.localAddress
-        let hostAddresses = bound.ipv4 == 0 ? SocketAddress.interfaceAddresses(port: port) : [bound]
+        let hostAddresses = Self.hostAddresses(of: socket)
         guard !hostAddresses.isEmpty else { throw .connection(.transport(.noLocalAddress)) }
         var ice = ICEAgent(configuration: iceConfiguration(configuration), random: SystemRandomNumberGenerator())
         for (index, address) in hostAddresses.enumerated() {
@@ -247,6 +242,13 @@ extension WHIPSink {
         }
         let notice = ice.configuration.stunServers.isEmpty ? nil : gather(&ice, on: socket).notice
         return (ice, notice)
+    }
+
+    /// The addresses the socket sends from: the one it is bound to, or (bound to every
+    /// interface) each IPv4 address the host has now.
+    static func hostAddresses(of socket: UDPSocket) -> [SocketAddress] {
+        let bound = socket.localAddress
+        return bound.ipv4 == 0 ? SocketAddress.interfaceAddresses(port: bound.port) : [bound]
     }
 
     static func iceConfiguration(_ configuration: WHIPConfiguration) -> ICEConfiguration {

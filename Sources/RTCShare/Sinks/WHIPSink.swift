@@ -46,7 +46,6 @@ public final class WHIPSink: MediaSink, TransportOutput {
     private var maximumKbps: Int?
     private var everConnected = false
     private var changes: [ConnectionChange] = []
-    private let isStopRequested: @Sendable () -> Bool
     /// Lines for the log once something happened (connected, with how long it took).
     public private(set) var notices: [String] = []
 
@@ -88,14 +87,13 @@ public final class WHIPSink: MediaSink, TransportOutput {
 
     /// Offer → publish, before the first frame; a temporary failure is tried again after the
     /// policy's back-off (`onRetry` is told of each wait), a permanent one, or the last allowed,
-    /// is thrown. A failure after the server made the session DELETEs it. `isStopRequested`
-    /// ends the waits, and so does `deadline` (the share's duration): the last failure is thrown.
+    /// is thrown. A failure after the server made the session DELETEs it. The configuration's
+    /// `stop` ends the waits, and so does `deadline` (the share's duration): the last failure is
+    /// thrown.
     public init(configuration: WHIPConfiguration, budget: MemoryBudget, deadline: MediaTime? = nil,
-                isStopRequested: @escaping @Sendable () -> Bool = { false },
                 onRetry: (ConnectionChange) -> Void = { _ in }) throws(ShareError) {
         self.configuration = configuration
-        let stop = configuration.stop
-        self.isStopRequested = { isStopRequested() || stop?.isRaised == true }
+        let stopped = { configuration.stop?.isRaised == true }
         socket = try Self.openSocket(configuration)
         publisher = Publisher(configuration: configuration, socket: socket, certificate: try Self.makeCertificate(),
                               identity: RTPSenderIdentity(using: &random),
@@ -112,14 +110,14 @@ public final class WHIPSink: MediaSink, TransportOutput {
                 guard case .retry(let at, let attempt, _) = policy.failed(
                     error.retry, loss: .signalling, sessionHeld: false, at: now, attemptStartedAt: started,
                     random: &random),
-                      !self.isStopRequested(), at < (deadline ?? at + .seconds(1))
+                      !stopped(), at < (deadline ?? at + .seconds(1))
                 else { throw error }
                 onRetry(.reconnecting(attempt: attempt, reason: error.description,
                                       retryInMilliseconds: (at - now).microseconds / 1000))
-                while MonotonicClock.now() < at && !self.isStopRequested() {
+                while MonotonicClock.now() < at && !stopped() {
                     MonotonicClock.sleep(until: min(at, MonotonicClock.now() + .milliseconds(20)))
                 }
-                if self.isStopRequested() { throw error }
+                if stopped() { throw error }
             }
         }
         let (session, gathering) = first!
@@ -250,10 +248,7 @@ public final class WHIPSink: MediaSink, TransportOutput {
             return nil
         }
         let local = pair.local.type == .host ? pair.local.address : (pair.local.relatedAddress ?? pair.local.address)
-        let bound = socket.localAddress
-        guard bound.ipv4 == 0 else { return nil }  // bound to one address: nothing else to take
-        let host = SocketAddress.interfaceAddresses(port: bound.port).compactMap(Self.iceAddress)
-        guard !host.contains(local) else { return nil }
+        guard !Self.hostAddresses(of: socket).compactMap(Self.iceAddress).contains(local) else { return nil }
         return try lose(.connection(.transport(.localAddressGone(local.host))), loss: .path, at: now)
     }
 
