@@ -155,6 +155,9 @@ public final class UDPSocket: @unchecked Sendable {
     // Sendable: the descriptor is only used by the thread that runs the share; close is in deinit.
     public let descriptor: Int32
     public let localAddress: SocketAddress
+    /// `receive` met ECONNREFUSED: an ICMP error is waiting in the error queue
+    /// (`reportUnreachable`), for `takeUnreachable`.
+    private var errorQueued = false
 
     /// A socket of `address`'s family bound to it (port 0: any free port).
     public init(bindingTo address: SocketAddress, sendBufferBytes: Int = 512 << 10) throws(SocketError) {
@@ -228,6 +231,7 @@ public final class UDPSocket: @unchecked Sendable {
         }
         if n >= 0 { return .datagram(count: n, from: from) }
         // ECONNREFUSED: an ICMP port-unreachable for an earlier send (the receiver is not up yet).
+        if errno == ECONNREFUSED { errorQueued = true }
         if errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNREFUSED || errno == EINTR { return .nothing }
         return .failed(errno)
     }
@@ -237,9 +241,12 @@ public final class UDPSocket: @unchecked Sendable {
     public func reportUnreachable() -> Bool { rtcs_udp_enable_errors(descriptor) == 0 }
 
     /// Empties the socket's error queue; the destination of the newest datagram an ICMP port
-    /// unreachable came back for, if any. Call whenever the socket wakes the loop once
-    /// `reportUnreachable` is on: a queued error keeps the socket ready.
+    /// unreachable came back for, if any. Call after `receive` once `reportUnreachable` is on:
+    /// each ICMP error makes the next `receive` meet ECONNREFUSED, and only then is the queue
+    /// read (no system call otherwise); a queued error keeps the socket ready until it is.
     public func takeUnreachable() -> SocketAddress? {
+        guard errorQueued else { return nil }
+        errorQueued = false
         var address = SocketAddress()
         var length = UInt32(MemoryLayout<sockaddr_storage>.size)
         let found = withUnsafeMutablePointer(to: &address.storage) { rtcs_udp_take_unreachable(descriptor, $0, &length) }

@@ -48,6 +48,11 @@ final class ShareOutputs {
         }
     }
 
+    /// A watched descriptor was readable: the sinks hear which.
+    func ready(descriptor: Int32) {
+        for sink in sinks { sink.descriptorReady(descriptor) }
+    }
+
     /// Encodes the audio due by `now` and sends it (let go of while paused), counted in the
     /// pipeline's stats.
     func pumpAudio(at now: MediaTime, pipeline: inout SharePipelineStateMachine) throws(ShareError) {

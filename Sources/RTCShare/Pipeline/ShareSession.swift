@@ -181,7 +181,7 @@ public final class ShareSession: Sendable {
             var wake = pipeline.nextWakeup
             if let w = audio?.nextWakeup, w < wake { wake = w }
             if let w = outputsWake, w < wake { wake = w }
-            loop.wait(until: wake)
+            loop.wait(until: wake) { outputs.ready(descriptor: Int32($0)) }
         }
 
         capture.stop()

@@ -75,6 +75,9 @@ public protocol MediaSink: AnyObject {
     /// Descriptors feedback arrives on; the run loop wakes and calls `service` when one is
     /// readable (none for files).
     var descriptors: [Int32] { get }
+    /// One of `descriptors` (or another sink's: ignore it) was readable when the loop woke,
+    /// before `service`: a descriptor read only now and then is read only then.
+    func descriptorReady(_ descriptor: Int32)
     /// One-line notices for the user gathered since the last call (connected, a peer left).
     func takeNotices() -> [String]
     /// Connection lost and made again since the last call (a WHIP output that reconnects).
@@ -92,6 +95,7 @@ extension MediaSink {
     public func maximumBitrateChanged(kbps: Int, at now: MediaTime) {}
     public var transportStats: TransportStats? { nil }
     public var descriptors: [Int32] { [] }
+    public func descriptorReady(_ descriptor: Int32) {}
     public func takeNotices() -> [String] { [] }
     public func takeConnectionChanges() -> [ConnectionChange] { [] }
     public var acceptsVideo: Bool { true }

@@ -31,8 +31,10 @@ public final class WHIPSink: MediaSink, TransportOutput {
 
     private let publisher: Publisher
     private let socket: UDPSocket
-    /// The host's address changes (nil where netlink is not available).
+    /// The host's address changes (nil where netlink is not available), read when the loop
+    /// says they are readable.
     private let addresses = AddressWatch()
+    private var addressesReadable = false
     private let inbox: UnsafeMutableRawBufferPointer
     private var destination: (ICEAddress, SocketAddress)?
     /// The publication media goes to; nil between a loss and the next attempt.
@@ -133,6 +135,10 @@ public final class WHIPSink: MediaSink, TransportOutput {
     deinit { inbox.deallocate() }
 
     public var descriptors: [Int32] { [socket.descriptor] + (addresses.map { [$0.descriptor] } ?? []) }
+
+    public func descriptorReady(_ descriptor: Int32) {
+        if descriptor == addresses?.descriptor { addressesReadable = true }
+    }
     public var transportStats: TransportStats? { session?.transport.stats }
     public var acceptsVideo: Bool { session?.transport.state == .connected && nextAttempt == nil }
     public var state: TransportState { session?.transport.state ?? .connecting }
@@ -197,8 +203,10 @@ public final class WHIPSink: MediaSink, TransportOutput {
     }
 
     public func service(at now: MediaTime) throws(ShareError) -> TransportRequests {
-        let unreachable = socket.takeUnreachable().flatMap(Self.iceAddress)
-        if addresses?.takeChanges() == true, let waiting = try addressesChanged(at: now) { return waiting }
+        if addressesReadable {
+            addressesReadable = false
+            if addresses?.takeChanges() == true, let waiting = try addressesChanged(at: now) { return waiting }
+        }
         if let next = nextAttempt {
             guard now >= next.at else {
                 drainSocket()
@@ -218,6 +226,7 @@ public final class WHIPSink: MediaSink, TransportOutput {
             guard let source = Self.iceAddress(from) else { continue }
             transport.handle(datagram: inbox, count: count, from: source, at: now, output: self)
         }
+        let unreachable = socket.takeUnreachable().flatMap(Self.iceAddress)
         transport.tick(at: now, output: self)
         if case .failed(let why) = transport.state {
             let loss: ReconnectPolicy.Loss = session.connectedAt == nil ? .session : why.isPathLoss ? .path : .session
@@ -278,11 +287,13 @@ public final class WHIPSink: MediaSink, TransportOutput {
         return TransportRequests(nextWakeup: MonotonicClock.now())
     }
 
-    /// Datagrams that arrive with no session to take them (the old server's last ones).
+    /// Datagrams (and ICMP errors) that arrive with no session to take them (the old server's
+    /// last ones).
     private func drainSocket() {
         for _ in 0..<64 {
             guard case .datagram = socket.receive(into: inbox) else { break }
         }
+        _ = socket.takeUnreachable()
     }
 
     private func connected(_ session: WHIPPublishedSession, at now: MediaTime) {
