@@ -65,11 +65,7 @@ import Testing
         let dir = try Tools.temporaryDirectory()
         let ns = try JanusWHIPTests.Namespace()
         var processes: [BackgroundProcess] = []
-        defer {
-            for process in processes.reversed() { process.stop(SIGTERM, timeout: 5) }
-            ns.remove()
-            try? FileManager.default.removeItem(at: dir)
-        }
+        defer { Janus.tearDown(processes, ns, dir) }
         let first = dir.appendingPathComponent("first"), second = dir.appendingPathComponent("second")
         for d in [first, second] { try FileManager.default.createDirectory(at: d, withIntermediateDirectories: true) }
         var room: [BackgroundProcess] = []
@@ -128,11 +124,7 @@ import Testing
         let dir = try Tools.temporaryDirectory()
         let ns = try JanusWHIPTests.Namespace()
         var processes: [BackgroundProcess] = []
-        defer {
-            for process in processes.reversed() { process.stop(SIGTERM, timeout: 5) }
-            ns.remove()
-            try? FileManager.default.removeItem(at: dir)
-        }
+        defer { Janus.tearDown(processes, ns, dir) }
         let (subscriber, summaryPath) = try Janus.startRoom(in: ns, dir: dir, idle: watch ? Int(outage) + 10 : 3,
                                                             processes: &processes)
         let statsPath = dir.appendingPathComponent("tx.jsonl").path

@@ -257,6 +257,14 @@ import Testing
         return (subscriber, summaryPath)
     }
 
+    /// The end of a test: its processes stopped (last started, first stopped), then the
+    /// namespace (and its veth pair) and the test's folder removed.
+    static func tearDown(_ processes: [BackgroundProcess], _ ns: Namespace, _ dir: URL) {
+        for process in processes.reversed() { process.stop(SIGTERM, timeout: 5) }
+        ns.remove()
+        try? FileManager.default.removeItem(at: dir)
+    }
+
     /// Waits for the subscriber to write its summary and exit. After the share's DELETE, Janus
     /// hangs the subscription up and the subscriber first decodes what it still holds (which
     /// takes longer on a busy machine); SIGTERM after a minute, and it still finishes decoding
@@ -272,12 +280,7 @@ import Testing
         let dir = try Tools.temporaryDirectory()
         let ns = try Namespace()
         var processes: [BackgroundProcess] = []
-        defer {
-            // Last started, first stopped; then the namespace (and its veth pair) goes.
-            for process in processes.reversed() { process.stop(SIGTERM, timeout: 5) }
-            ns.remove()
-            try? FileManager.default.removeItem(at: dir)
-        }
+        defer { Self.tearDown(processes, ns, dir) }
 
         let (subscriber, summaryPath) = try Self.startRoom(in: ns, dir: dir, processes: &processes)
         var (exe, args): (String, [String])

@@ -98,6 +98,43 @@ import Testing
         func stop() { process.stop(SIGTERM, timeout: 10) }
     }
 
+    /// A lab (`NetworkLab`) whose side b runs the aiortc WHIP server, with a folder of its own;
+    /// the server, the namespaces and the folder go when it does.
+    final class WHIPLab {
+        let dir: URL
+        let lab: NetworkLab
+        let server: LabWHIPServer
+
+        init(name: String, net: UInt8) throws {
+            let dir = try Tools.temporaryDirectory()
+            let lab: NetworkLab
+            let server: LabWHIPServer
+            do {
+                lab = try NetworkLab(name: name, net: net)
+                do { server = try LabWHIPServer(in: lab, dir: dir) } catch {
+                    lab.remove()
+                    throw error
+                }
+            } catch {
+                try? FileManager.default.removeItem(at: dir)
+                throw error
+            }
+            (self.dir, self.lab, self.server) = (dir, lab, server)
+        }
+
+        /// `rtcshare ARGS` started on side a.
+        func share(_ arguments: [String]) throws -> BackgroundProcess {
+            let (exe, args) = lab.command(in: lab.a, Tools.rtcshare, arguments)
+            return try BackgroundProcess(exe, args, in: dir, name: "share")
+        }
+
+        deinit {
+            server.stop()
+            lab.remove()
+            try? FileManager.default.removeItem(at: dir)
+        }
+    }
+
     @Test(.enabled(if: unavailable == nil, Comment(rawValue: unavailable ?? "")))
     func afterATenSecondOutageThePeerReceiverFreezesForTheOutageOnly() throws {
         let dir = try Tools.temporaryDirectory()
@@ -139,21 +176,14 @@ import Testing
 
     @Test(.enabled(if: unavailable == nil && Tools.which("python3") != nil, Comment(rawValue: unavailable ?? "no python3")))
     func afterATenSecondOutageAiortcFreezesForTheOutageOnly() throws {
-        let dir = try Tools.temporaryDirectory()
-        let lab = try NetworkLab(name: "outw", net: 96)
-        defer {
-            lab.remove()
-            try? FileManager.default.removeItem(at: dir)
-        }
-        let server = try LabWHIPServer(in: lab, dir: dir)
-        defer { server.stop() }
-        let (exe, args) = lab.command(in: lab.a, Tools.rtcshare, [
+        let whipLab = try WHIPLab(name: "outw", net: 96)
+        let (lab, server) = (whipLab.lab, whipLab.server)
+        let started = Date()
+        let share = try whipLab.share([
             "--source", "testsrc", "--size", "640x360", "--fps", "20", "--bitrate", "1000", "--audio", "none",
             "--whip", server.base + "/whip/outage", "--whip-bind", "\(lab.a.address):0",
             "--duration", "\(Self.duration)",
         ])
-        let started = Date()
-        let share = try BackgroundProcess(exe, args, in: dir, name: "share")
         defer { share.stop(SIGTERM) }
         #expect(share.waitForOutput(containing: "WHIP: connected", timeout: 15), "rtcshare: \(share.stderr)")
         let outage = try Self.outage(in: lab, from: started) { share.isRunning }

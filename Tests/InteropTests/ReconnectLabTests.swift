@@ -39,19 +39,12 @@ import Testing
     /// the path is back).
     @Test(.enabled(if: unavailable == nil, Comment(rawValue: unavailable ?? "")))
     func afterAFortyFiveSecondOutageTheShareIsPublishedAgainWithinFiveSeconds() throws {
-        let dir = try Tools.temporaryDirectory()
-        let lab = try NetworkLab(name: "rclong", net: 95)
-        defer {
-            lab.remove()
-            try? FileManager.default.removeItem(at: dir)
-        }
-        let server = try Server(in: lab, dir: dir)
-        defer { server.stop() }
-        let (exe, args) = lab.command(in: lab.a, Tools.rtcshare, [
+        let whipLab = try OutageTests.WHIPLab(name: "rclong", net: 95)
+        let (lab, server) = (whipLab.lab, whipLab.server)
+        let share = try whipLab.share([
             "--size", "640x360", "--whip", server.base + "/whip/long", "--whip-bind", "\(lab.a.address):0",
             "--duration", "120",
         ])
-        let share = try BackgroundProcess(exe, args, in: dir, name: "share")
         defer { share.kill() }
         try #require(share.waitForOutput(containing: "WHIP: connected", timeout: 20), "\(share.stderr)")
         usleep(3_000_000)
@@ -79,19 +72,10 @@ import Testing
     /// captured after the change within 3 s, and the new offer names the new address.
     @Test(.enabled(if: unavailable == nil, Comment(rawValue: unavailable ?? "")))
     func afterTheHostsAddressChangesMediaFromTheNewOneIsDecodedWithinThreeSeconds() throws {
-        let dir = try Tools.temporaryDirectory()
-        let lab = try NetworkLab(name: "rcaddr", net: 94)
-        defer {
-            lab.remove()
-            try? FileManager.default.removeItem(at: dir)
-        }
-        let server = try Server(in: lab, dir: dir)
-        defer { server.stop() }
+        let whipLab = try OutageTests.WHIPLab(name: "rcaddr", net: 94)
+        let (lab, server) = (whipLab.lab, whipLab.server)
         // No --whip-bind: the socket takes every address the host has, now and later.
-        let (exe, args) = lab.command(in: lab.a, Tools.rtcshare, [
-            "--size", "640x360", "--whip", server.base + "/whip/addr", "--duration", "60",
-        ])
-        let share = try BackgroundProcess(exe, args, in: dir, name: "share")
+        let share = try whipLab.share(["--size", "640x360", "--whip", server.base + "/whip/addr", "--duration", "60"])
         defer { share.kill() }
         try #require(share.waitForOutput(containing: "WHIP: connected", timeout: 20), "\(share.stderr)")
         usleep(2_000_000)
