@@ -44,6 +44,7 @@
     X(EVP_MD_get_size) \
     X(EVP_PKEY_Q_keygen) \
     X(EVP_PKEY_free) \
+    X(EVP_md5) \
     X(EVP_sha1) \
     X(EVP_sha256) \
     X(EVP_sha384) \

@@ -32,6 +32,7 @@
 #define EVP_MD_get_size (rtcs_openssl.EVP_MD_get_size)
 #define EVP_PKEY_Q_keygen (rtcs_openssl.EVP_PKEY_Q_keygen)
 #define EVP_PKEY_free (rtcs_openssl.EVP_PKEY_free)
+#define EVP_md5 (rtcs_openssl.EVP_md5)
 #define EVP_sha1 (rtcs_openssl.EVP_sha1)
 #define EVP_sha256 (rtcs_openssl.EVP_sha256)
 #define EVP_sha384 (rtcs_openssl.EVP_sha384)

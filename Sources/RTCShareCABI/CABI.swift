@@ -28,6 +28,10 @@ extension ShareError {
             case (.whip, _): RTCSHARE_E_SERVER.rawValue
             case (.transport(.ice), _), (.transport(.localAddressGone), _), (.transport(.noLocalAddress), _):
                 RTCSHARE_E_CONNECT.rawValue
+            // A TURN certificate that does not verify is refused security; any other relay failure
+            // (unreachable, no answer, the allocation lost) is a connection that could not be made.
+            case (.transport(.relay), .refused): RTCSHARE_E_SECURITY_REFUSED.rawValue
+            case (.transport(.relay), _): RTCSHARE_E_CONNECT.rawValue
             case (.transport(.dtls), .refused): RTCSHARE_E_SECURITY_REFUSED.rawValue
             case (.transport(.dtls), _), (.transport(.srtpKeys), _): RTCSHARE_E_SECURITY.rawValue
             case (.transport(.consentLost), _), (.transport(.dtlsClosed), _), (.transport(.peerUnreachable), _):

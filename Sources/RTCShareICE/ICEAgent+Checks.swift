@@ -9,7 +9,7 @@ extension ICEAgent {
     mutating func addPair(local l: Int, remote r: Int) {
         let base = locals[l].base
         let remote = remotes[r]
-        guard locals[l].candidate.type == .host, base.family == remote.address.family else { return }
+        guard locals[l].isPaired, base.family == remote.address.family else { return }
         guard !pairs.contains(where: { locals[$0.local].base == base && remotes[$0.remote].address == remote.address }) else { return }
         guard pairs.count < configuration.maxPairs else { return }
         let foundation = locals[l].candidate.foundation + ":" + remote.foundation

@@ -16,7 +16,7 @@ extension ICEAgent {
             return
         }
         guard let base = local ?? locals.first(where: { $0.candidate.type == .host && $0.base.family == source.family })?.base,
-              let l = locals.firstIndex(where: { $0.base == base && $0.candidate.type == .host }) else {
+              let l = locals.firstIndex(where: { $0.base == base && $0.isPaired }) else {
             counters.malformedDropped += 1  // no local candidate it could have reached
             return
         }

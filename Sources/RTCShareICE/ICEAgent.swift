@@ -132,6 +132,24 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
         return candidate
     }
 
+    /// Adds the relayed candidate a TURN allocation gave (RFC 8445 §5.1.1.2: its base is itself;
+    /// `mapped`, the address the TURN server saw, is its related address) and returns it for the
+    /// SDP. Checks and media from it go through the relay: `pollTransmit` names it as the
+    /// source, and what arrives through the relay is handed in with it as `local`.
+    @discardableResult
+    public mutating func addRelayedCandidate(_ relayed: ICEAddress, mapped: ICEAddress?, server: ICEAddress,
+                                             localPreference: UInt16 = 65_535) -> ICECandidate {
+        if let existing = locals.first(where: { $0.base == relayed && $0.candidate.type == .relayed }) {
+            return existing.candidate
+        }
+        let candidate = ICECandidate(foundation: foundation(type: .relayed, base: relayed, server: server),
+                                     priority: ICECandidate.priority(type: .relayed, localPreference: localPreference),
+                                     address: relayed, type: .relayed, relatedAddress: mapped)
+        locals.append(LocalCandidate(candidate: candidate, base: relayed, localPreference: localPreference, server: server))
+        for r in remotes.indices { addPair(local: locals.count - 1, remote: r) }
+        return candidate
+    }
+
     /// The local candidates so far (host, then server-reflexive as they are learned).
     public var localCandidates: [ICECandidate] { locals.map(\.candidate) }
 
@@ -290,8 +308,8 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
         emit(.failed(failure))
     }
 
-    /// The foundation of a local candidate: one per (type, base IP, STUN server IP) (§5.1.1.3;
-    /// the transport is always UDP here).
+    /// The foundation of a local candidate: one per (type, base IP, STUN or TURN server IP)
+    /// (§5.1.1.3; the transport toward the peer is always UDP here).
     func foundation(type: ICECandidateType, base: ICEAddress, server: ICEAddress?) -> String {
         func ip(_ a: ICEAddress?) -> ICEAddress? { a.map { var x = $0; x.port = 0; return x } }
         for l in locals where l.candidate.type == type && ip(l.base) == ip(base) && ip(l.server) == ip(server) {
@@ -306,8 +324,12 @@ struct LocalCandidate {
     var candidate: ICECandidate
     var base: ICEAddress
     var localPreference: UInt16
-    /// The STUN server that told us of a server-reflexive candidate.
+    /// The STUN server that told us of a server-reflexive candidate, or the TURN server of a
+    /// relayed one.
     var server: ICEAddress? = nil
+
+    /// Host and relayed candidates are paired; reflexive ones are sent from their host base.
+    var isPaired: Bool { candidate.type == .host || candidate.type == .relayed }
 }
 
 /// A datagram waiting for `pollTransmit`; written (and authenticated) only then.

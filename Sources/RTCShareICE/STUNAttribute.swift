@@ -16,6 +16,11 @@
 //
 // ERROR-CODE (§15.6): 21 reserved bits, class (3 bits, 3..6), number (8 bits, 0..99), reason.
 //
+// TURN's (RFC 8656 §18) are here too, except DATA: a relayed datagram is read and written in
+// place by `TURNIndication`, never copied into an attribute value. XOR-PEER-ADDRESS and
+// XOR-RELAYED-ADDRESS are XORed like XOR-MAPPED-ADDRESS; REQUESTED-TRANSPORT is a protocol
+// number and three reserved bytes; CHANNEL-NUMBER a number and two reserved bytes.
+//
 // MESSAGE-INTEGRITY and FINGERPRINT are not cases here: they are computed over the message
 // bytes, so the message writer appends them and the parser reports where they lie
 // (`STUNParsedMessage`). Unknown attributes are not kept either (see `STUNMessage.parse`).
@@ -38,6 +43,24 @@ public enum STUNAttribute: Equatable, Sendable {
     case iceControlled(UInt64)
     /// The sender's tie-breaker, sent while it believes it is controlling.
     case iceControlling(UInt64)
+    /// TURN: seconds an allocation (or its refresh) asks for or was granted; 0 deallocates.
+    case lifetime(UInt32)
+    /// TURN: the relayed transport asked for (17, UDP).
+    case requestedTransport(UInt8)
+    /// TURN: the relayed transport address the server allocated.
+    case xorRelayedAddress(ICEAddress)
+    /// TURN: a peer's address (permission, channel, Send/Data indication).
+    case xorPeerAddress(ICEAddress)
+    /// TURN: a channel number, 0x4000...0x4FFF.
+    case channelNumber(UInt16)
+    /// Long-term credentials: the realm (at most 763 bytes of UTF-8).
+    case realm(String)
+    /// Long-term credentials: the server's nonce (at most 763 bytes).
+    case nonce(String)
+    /// RFC 8489 §14.11: the password algorithms a server offers (number, parameters), as sent.
+    case passwordAlgorithms([UInt8])
+    /// RFC 8489 §14.12: the algorithm a request uses (number; no parameters for MD5/SHA-256).
+    case passwordAlgorithm(UInt16)
 
     /// Attribute type codes.
     public enum Code {
@@ -53,6 +76,17 @@ public enum STUNAttribute: Equatable, Sendable {
         public static let fingerprint: UInt16 = 0x8028
         public static let iceControlled: UInt16 = 0x8029
         public static let iceControlling: UInt16 = 0x802A
+        public static let channelNumber: UInt16 = 0x000C
+        public static let lifetime: UInt16 = 0x000D
+        public static let xorPeerAddress: UInt16 = 0x0012
+        public static let data: UInt16 = 0x0013
+        public static let realm: UInt16 = 0x0014
+        public static let nonce: UInt16 = 0x0015
+        public static let xorRelayedAddress: UInt16 = 0x0016
+        public static let requestedTransport: UInt16 = 0x0019
+        public static let messageIntegritySHA256: UInt16 = 0x001C
+        public static let passwordAlgorithm: UInt16 = 0x001D
+        public static let passwordAlgorithms: UInt16 = 0x8002
     }
 
     public static let maxUsernameBytes = 513
@@ -70,19 +104,32 @@ public enum STUNAttribute: Equatable, Sendable {
         case .useCandidate: Code.useCandidate
         case .iceControlled: Code.iceControlled
         case .iceControlling: Code.iceControlling
+        case .lifetime: Code.lifetime
+        case .requestedTransport: Code.requestedTransport
+        case .xorRelayedAddress: Code.xorRelayedAddress
+        case .xorPeerAddress: Code.xorPeerAddress
+        case .channelNumber: Code.channelNumber
+        case .realm: Code.realm
+        case .nonce: Code.nonce
+        case .passwordAlgorithms: Code.passwordAlgorithms
+        case .passwordAlgorithm: Code.passwordAlgorithm
         }
     }
 
     /// Bytes of the value, without the 4-byte header and without padding.
     public var valueSize: Int {
         switch self {
-        case .mappedAddress(let a), .xorMappedAddress(let a): 4 + a.addressSize
-        case .username(let s), .software(let s): s.utf8.count
+        case .mappedAddress(let a), .xorMappedAddress(let a), .xorRelayedAddress(let a), .xorPeerAddress(let a):
+            4 + a.addressSize
+        case .username(let s), .software(let s), .realm(let s), .nonce(let s): s.utf8.count
         case .errorCode(_, let reason): 4 + reason.utf8.count
         case .unknownAttributes(let codes): 2 * codes.count
         case .priority: 4
         case .useCandidate: 0
         case .iceControlled, .iceControlling: 8
+        case .lifetime, .requestedTransport, .channelNumber: 4
+        case .passwordAlgorithms(let bytes): bytes.count
+        case .passwordAlgorithm: 4
         }
     }
 
@@ -94,8 +141,10 @@ public enum STUNAttribute: Equatable, Sendable {
         switch self {
         case .username(let s):
             guard s.utf8.count <= Self.maxUsernameBytes else { throw .malformed("USERNAME of \(s.utf8.count) bytes > 513") }
-        case .software(let s):
-            guard s.utf8.count <= Self.maxTextBytes else { throw .malformed("SOFTWARE of \(s.utf8.count) bytes > 763") }
+        case .software(let s), .realm(let s), .nonce(let s):
+            guard s.utf8.count <= Self.maxTextBytes else { throw .malformed("text attribute of \(s.utf8.count) bytes > 763") }
+        case .passwordAlgorithms(let bytes):
+            guard bytes.count <= Self.maxTextBytes else { throw .malformed("PASSWORD-ALGORITHMS of \(bytes.count) bytes") }
         case .errorCode(let code, let reason):
             guard (300...699).contains(code) else { throw .malformed("ERROR-CODE \(code) outside 300...699") }
             guard reason.utf8.count <= Self.maxTextBytes else { throw .malformed("error reason of \(reason.utf8.count) bytes > 763") }
@@ -118,13 +167,23 @@ public enum STUNAttribute: Equatable, Sendable {
             b[v + 1] = a.family.rawValue
             b.stunPut16(a.port, at: v + 2)
             a.writeAddress(into: b, at: v + 4)
-        case .xorMappedAddress(let a):
+        case .xorMappedAddress(let a), .xorRelayedAddress(let a), .xorPeerAddress(let a):
             b[v] = 0
             b[v + 1] = a.family.rawValue
             b.stunPut16(a.port ^ STUNMessage.xorPortMask, at: v + 2)
             a.writeAddress(into: b, at: v + 4, xor: STUNMessage.xorMask(transactionID))
-        case .username(let s), .software(let s):
+        case .username(let s), .software(let s), .realm(let s), .nonce(let s):
             for (i, c) in s.utf8.enumerated() { b[v + i] = c }
+        case .passwordAlgorithms(let bytes):
+            for (i, c) in bytes.enumerated() { b[v + i] = c }
+        case .lifetime(let seconds):
+            b.stunPut32(seconds, at: v)
+        case .requestedTransport(let proto):
+            b.stunPut32(UInt32(proto) << 24, at: v)
+        case .channelNumber(let number):
+            b.stunPut32(UInt32(number) << 16, at: v)
+        case .passwordAlgorithm(let number):
+            b.stunPut32(UInt32(number) << 16, at: v)
         case .errorCode(let code, let reason):
             b.stunPut16(0, at: v)
             b[v + 2] = UInt8(code / 100)
@@ -156,8 +215,13 @@ public enum STUNAttribute: Equatable, Sendable {
             return s
         }
         switch code {
-        case Code.mappedAddress, Code.xorMappedAddress:
-            let name = code == Code.mappedAddress ? "MAPPED-ADDRESS" : "XOR-MAPPED-ADDRESS"
+        case Code.mappedAddress, Code.xorMappedAddress, Code.xorRelayedAddress, Code.xorPeerAddress:
+            let name = switch code {
+            case Code.mappedAddress: "MAPPED-ADDRESS"
+            case Code.xorMappedAddress: "XOR-MAPPED-ADDRESS"
+            case Code.xorRelayedAddress: "XOR-RELAYED-ADDRESS"
+            default: "XOR-PEER-ADDRESS"
+            }
             guard n >= 4 else { throw .malformed("\(name) of \(n) bytes") }
             guard let family = ICEAddress.Family(rawValue: value[1]) else {
                 throw .malformed("\(name) family \(value[1])")
@@ -166,11 +230,35 @@ public enum STUNAttribute: Equatable, Sendable {
             let plain = ICEAddress(family: family, bytes: UnsafeRawBufferPointer(rebasing: value[4...]),
                                    port: value.stunU16(2))
             if code == Code.mappedAddress { return .mappedAddress(plain) }
-            return .xorMappedAddress(plain.xored(STUNMessage.xorMask(transactionID), portMask: STUNMessage.xorPortMask))
+            let address = plain.xored(STUNMessage.xorMask(transactionID), portMask: STUNMessage.xorPortMask)
+            switch code {
+            case Code.xorMappedAddress: return .xorMappedAddress(address)
+            case Code.xorRelayedAddress: return .xorRelayedAddress(address)
+            default: return .xorPeerAddress(address)
+            }
         case Code.username:
             return .username(try text(maxUsernameBytes, "USERNAME"))
         case Code.software:
             return .software(try text(maxTextBytes, "SOFTWARE"))
+        case Code.realm:
+            return .realm(try text(maxTextBytes, "REALM"))
+        case Code.nonce:
+            return .nonce(try text(maxTextBytes, "NONCE"))
+        case Code.lifetime:
+            try exact(4, "LIFETIME")
+            return .lifetime(value.stunU32(0))
+        case Code.requestedTransport:
+            try exact(4, "REQUESTED-TRANSPORT")
+            return .requestedTransport(value[0])
+        case Code.channelNumber:
+            try exact(4, "CHANNEL-NUMBER")
+            return .channelNumber(value.stunU16(0))
+        case Code.passwordAlgorithms:
+            guard n <= maxTextBytes, n % 4 == 0 else { throw .malformed("PASSWORD-ALGORITHMS of \(n) bytes") }
+            return .passwordAlgorithms(Array(value))
+        case Code.passwordAlgorithm:
+            guard n >= 4 else { throw .malformed("PASSWORD-ALGORITHM of \(n) bytes") }
+            return .passwordAlgorithm(value.stunU16(0))
         case Code.errorCode:
             guard n >= 4 else { throw .malformed("ERROR-CODE of \(n) bytes") }
             let cls = Int(value[2] & 0x07), number = Int(value[3])

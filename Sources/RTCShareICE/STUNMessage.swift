@@ -199,4 +199,35 @@ public struct STUNMessage: Equatable, Sendable {
         for case .errorCode(let c, _) in attributes { return c }
         return nil
     }
+
+    /// The ERROR-CODE's reason phrase.
+    public var errorReason: String? {
+        for case .errorCode(_, let r) in attributes { return r }
+        return nil
+    }
+
+    public var lifetime: UInt32? {
+        for case .lifetime(let l) in attributes { return l }
+        return nil
+    }
+
+    public var xorRelayedAddress: ICEAddress? {
+        for case .xorRelayedAddress(let a) in attributes { return a }
+        return nil
+    }
+
+    public var realm: String? {
+        for case .realm(let r) in attributes { return r }
+        return nil
+    }
+
+    public var nonce: String? {
+        for case .nonce(let n) in attributes { return n }
+        return nil
+    }
+
+    public var passwordAlgorithms: [UInt8]? {
+        for case .passwordAlgorithms(let p) in attributes { return p }
+        return nil
+    }
 }

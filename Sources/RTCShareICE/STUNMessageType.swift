@@ -36,6 +36,17 @@ public struct STUNMessageType: Hashable, Sendable, CustomStringConvertible {
     public static let bindingError = STUNMessageType(method: bindingMethod, class: .errorResponse)
     public static let bindingIndication = STUNMessageType(method: bindingMethod, class: .indication)
 
+    /// TURN's methods (RFC 8656 §17).
+    public static let allocateMethod: UInt16 = 0x003
+    public static let refreshMethod: UInt16 = 0x004
+    public static let sendMethod: UInt16 = 0x006
+    public static let dataMethod: UInt16 = 0x007
+    public static let createPermissionMethod: UInt16 = 0x008
+    public static let channelBindMethod: UInt16 = 0x009
+
+    /// Whether `method` is one of TURN's (not Binding).
+    public static func isTURN(_ method: UInt16) -> Bool { (0x003...0x009).contains(method) && method != 0x005 }
+
     /// The 14-bit field value (top two bits 0).
     public var rawValue: UInt16 {
         let c = UInt16(messageClass.rawValue)
@@ -51,7 +62,16 @@ public struct STUNMessageType: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        let name = method == Self.bindingMethod ? "Binding" : "method 0x\(String(method, radix: 16))"
+        let name = switch method {
+        case Self.bindingMethod: "Binding"
+        case Self.allocateMethod: "Allocate"
+        case Self.refreshMethod: "Refresh"
+        case Self.sendMethod: "Send"
+        case Self.dataMethod: "Data"
+        case Self.createPermissionMethod: "CreatePermission"
+        case Self.channelBindMethod: "ChannelBind"
+        default: "method 0x\(String(method, radix: 16))"
+        }
         return "\(name) \(messageClass)"
     }
 }

@@ -74,17 +74,35 @@ public final class Transport<Random: RandomNumberGenerator> {
     }
 
     /// One datagram from `source` (nil: a plain transport's socket), unprotected in place where
-    /// it is SRTP or SRTCP.
+    /// it is SRTP or SRTCP. One from the TURN server is its answer, or a datagram it relayed:
+    /// unwrapped in place and taken as from the peer to the relayed address.
     public func handle(datagram: UnsafeMutableRawBufferPointer, count: Int, from source: ICEAddress?, at now: MediaTime,
                        output: some TransportOutput) {
         guard count > 0, count <= datagram.count else { return }
         // Without ICE and DTLS everything is for the RTP core, which counts what it cannot read.
         guard let connection else { return handleRTP(datagram, count: count, at: now, output: output) }
+        if let source, source == connection.relayServer {
+            let bytes = UnsafeRawBufferPointer(rebasing: datagram[0..<count])
+            guard let (peer, data) = connection.receiveFromRelay(bytes, at: now, transmit: { b, to in
+                output.transmit(b, to: .address(to))
+            }) else { return afterConnection(at: now) }
+            let inner = UnsafeMutableRawBufferPointer(rebasing: datagram[data.lowerBound..<datagram.count])
+            return dispatch(inner, count: data.count, from: peer, local: connection.relay?.relayedAddress,
+                            connection: connection, at: now, output: output)
+        }
+        dispatch(datagram, count: count, from: source, local: nil, connection: connection, at: now, output: output)
+    }
+
+    /// A WebRTC datagram, to the part its first byte names (RFC 7983).
+    private func dispatch(_ datagram: UnsafeMutableRawBufferPointer, count: Int, from source: ICEAddress?,
+                          local: ICEAddress?, connection: WebRTCConnection<Random>, at now: MediaTime,
+                          output: some TransportOutput) {
+        guard count > 0 else { unknownDatagrams += 1; return }
         let bytes = UnsafeRawBufferPointer(rebasing: datagram[0..<count])
+        let transmit = { (b: UnsafeRawBufferPointer, to: ICEAddress) in output.transmit(b, to: .address(to)) }
         switch datagram[0] {
         case 0...3:
-            guard let source,
-                  connection.handleSTUN(bytes, from: source, at: now, transmit: { b, to in output.transmit(b, to: .address(to)) })
+            guard let source, connection.handleSTUN(bytes, from: source, local: local, at: now, transmit: transmit)
             else { unknownDatagrams += 1; return }
             // A consent answer is feedback too: on WebRTC it may be the first to come back.
             if let answered = connection.lastConsentAnswer, answered != consentAnswerSeen {
@@ -93,7 +111,7 @@ public final class Transport<Random: RandomNumberGenerator> {
             }
         case 20...63:
             guard let source else { unknownDatagrams += 1; return }
-            connection.handleDTLS(bytes, from: source, at: now) { b, to in output.transmit(b, to: .address(to)) }
+            connection.handleDTLS(bytes, from: source, local: local, at: now, transmit: transmit)
         case 128...191:
             handleRTP(datagram, count: count, at: now, output: output)
         default:
@@ -106,7 +124,7 @@ public final class Transport<Random: RandomNumberGenerator> {
     private func handleRTP(_ datagram: UnsafeMutableRawBufferPointer, count: Int, at now: MediaTime,
                            output: some TransportOutput) {
         if let sender {
-            sender.handle(datagram: datagram, count: count, at: now) { b, route in send(b, route, output) }
+            sender.handle(datagram: datagram, count: count, at: now) { b, route in send(b, route, now, output) }
         } else if let receiver, case .control(goodbye: true) = receiver.receive(datagram: datagram, count: count, at: now) {
             peerLeftPending = true
         }
@@ -118,21 +136,21 @@ public final class Transport<Random: RandomNumberGenerator> {
         connection?.tick(at: now) { bytes, to in output.transmit(bytes, to: .address(to)) }
         afterConnection(at: now)
         guard state == .connected else { return }
-        sender?.poll(at: now) { bytes, route in send(bytes, route, output) }
-        if let receiver { receiver.poll(at: now, output: ReceiverOutput(transport: self, output: output)) }
+        sender?.poll(at: now) { bytes, route in send(bytes, route, now, output) }
+        if let receiver { receiver.poll(at: now, output: ReceiverOutput(transport: self, now: now, output: output)) }
     }
 
     public func sendVideo(_ frame: UnsafeRawBufferPointer, mediaTimestamp: UInt32, orientation: Orientation,
                           at now: MediaTime, output: some TransportOutput) throws(RTPError) {
         try sender?.sendVideo(frame, mediaTimestamp: mediaTimestamp, orientation: orientation, at: now) { b, route in
-            send(b, route, output)
+            send(b, route, now, output)
         }
     }
 
     public func sendAudio(_ packet: UnsafeRawBufferPointer, mediaTimestamp: UInt32, samples: Int, at now: MediaTime,
                           output: some TransportOutput) throws(RTPError) {
         try sender?.sendAudio(packet, mediaTimestamp: mediaTimestamp, samples: samples, at: now) { b, route in
-            send(b, route, output)
+            send(b, route, now, output)
         }
     }
 
@@ -169,8 +187,8 @@ public final class Transport<Random: RandomNumberGenerator> {
     /// The end: RTCP BYE (after the video still paced), then DTLS close_notify.
     public func close(at now: MediaTime, output: some TransportOutput) {
         if state == .connected {
-            sender?.finish(at: now) { b, route in send(b, route, output) }
-            if let receiver { receiver.finish(at: now, output: ReceiverOutput(transport: self, output: output)) }
+            sender?.finish(at: now) { b, route in send(b, route, now, output) }
+            if let receiver { receiver.finish(at: now, output: ReceiverOutput(transport: self, now: now, output: output)) }
         }
         connection?.close(at: now) { bytes, to in output.transmit(bytes, to: .address(to)) }
     }
@@ -233,10 +251,10 @@ public final class Transport<Random: RandomNumberGenerator> {
     /// Figures of the send core, for progress lines.
     public var stats: TransportStats? { sender?.stats }
 
-    private func send(_ bytes: UnsafeRawBufferPointer, _ route: RTPRoute, _ output: some TransportOutput) {
+    private func send(_ bytes: UnsafeRawBufferPointer, _ route: RTPRoute, _ now: MediaTime, _ output: some TransportOutput) {
         guard let connection else { return output.transmit(bytes, to: .route(route)) }
         guard let peer = connection.peer else { return }
-        output.transmit(bytes, to: .address(peer))
+        connection.send(bytes, to: peer, at: now) { b, to in output.transmit(b, to: .address(to)) }
     }
 
     /// Acts on what the connection said: keys installed (connected), or a failure.
@@ -272,8 +290,9 @@ public final class Transport<Random: RandomNumberGenerator> {
     /// The receive core's output, routed as the send core's is.
     private struct ReceiverOutput<Output: TransportOutput>: RTPReceiverOutput {
         let transport: Transport
+        let now: MediaTime
         let output: Output
-        func transmit(_ datagram: UnsafeRawBufferPointer, route: RTPRoute) { transport.send(datagram, route, output) }
+        func transmit(_ datagram: UnsafeRawBufferPointer, route: RTPRoute) { transport.send(datagram, route, now, output) }
         func videoFrame(_ frame: ReceivedVideoFrame, bytes: UnsafeRawBufferPointer) { output.videoFrame(frame, bytes: bytes) }
         func audioPacket(_ payload: UnsafeRawBufferPointer?) { output.audioPacket(payload) }
     }

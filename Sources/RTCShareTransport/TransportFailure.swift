@@ -23,6 +23,8 @@ public enum TransportFailure: Error, Equatable, Sendable, CustomStringConvertibl
     /// The host has no IPv4 address to offer a candidate on (every interface down or without
     /// an address: an outage, not a configuration).
     case noLocalAddress
+    /// The TURN allocation the path ran through (or the stream to its server) was lost.
+    case relay(TURNFailure)
 
     public var description: String {
         switch self {
@@ -34,6 +36,7 @@ public enum TransportFailure: Error, Equatable, Sendable, CustomStringConvertibl
         case .peerUnreachable: "the server's port is closed (ICMP port unreachable): its session is gone"
         case .localAddressGone(let address): "the host's address \(address) went away"
         case .noLocalAddress: "the host has no IPv4 address to send from"
+        case .relay(let failure): "\(failure)"
         }
     }
 }

@@ -14,6 +14,11 @@ import RTCShareRTP
 // - DTLS goes to the peer of the selected ICE pair; before ICE has selected one, to the address
 //   the peer's DTLS came from; with neither, DTLS output waits in OpenSSL's buffer.
 // - Every incoming datagram is untrusted; the caller hands it here only by its first byte.
+// - With a TURN relay (`relay`, allocated before the offer named its candidate), what ICE sends
+//   from the relayed candidate, and DTLS and media once the path runs through it, are wrapped
+//   for the TURN server (ChannelData, or a Send indication until a channel is bound) and go to
+//   the server's address; what the server relays back is unwrapped in place and taken as if it
+//   came from the peer to the relayed address (`receiveFromRelay`).
 
 /// ICE and DTLS of one WebRTC transport (see the file's notes).
 public final class WebRTCConnection<Random: RandomNumberGenerator> {
@@ -26,9 +31,15 @@ public final class WebRTCConnection<Random: RandomNumberGenerator> {
     public private(set) var srtpProfile: SRTPProfile?
     private var peerFromDTLS: ICEAddress?
     private var dtlsDeadline: MediaTime?
+    /// The local base DTLS from the peer arrived on (the relayed address, or a host one).
+    private var localFromDTLS: ICEAddress?
     /// Between `restartICE` and the new agent's first selected pair.
     private var restarting = false
     private let scratch: UnsafeMutableRawBufferPointer
+    /// The TURN allocation whose relayed candidate the agent has (nil: none).
+    public private(set) var relay: TURNClient<Random>?
+    /// Where a relayed datagram is wrapped.
+    private let relayScratch: UnsafeMutableRawBufferPointer
 
     /// What happened on the connection since the last `pollEvent`.
     public enum Event: Sendable, Equatable {
@@ -44,14 +55,79 @@ public final class WebRTCConnection<Random: RandomNumberGenerator> {
 
     /// Takes over `ice` (remote credentials and candidates set) and a DTLS association in the
     /// role the negotiation left, checked against the peer's fingerprint.
-    public init(ice: consuming ICEAgent<Random>, dtls: consuming DTLSTransport) {
+    public init(ice: consuming ICEAgent<Random>, dtls: consuming DTLSTransport, relay: consuming TURNClient<Random>? = nil) {
         self.ice = ice
         self.dtls = dtls
+        self.relay = relay
         scratch = .allocate(byteCount: Self.maximumDatagramBytes + SRTPProfile.requiredTailroom, alignment: 16)
+        relayScratch = .allocate(byteCount: Self.maximumDatagramBytes + TURNWire.maximumOverhead, alignment: 16)
         events.reserveCapacity(4)
     }
 
-    deinit { scratch.deallocate() }
+    deinit {
+        scratch.deallocate()
+        relayScratch.deallocate()
+    }
+
+    /// The TURN server's address: datagrams from it go to `receiveFromRelay`.
+    public var relayServer: ICEAddress? { relay?.configuration.server }
+
+    /// The relayed address the agent's relayed candidate has (while the allocation holds).
+    public var relayedAddress: ICEAddress? { relay?.isAllocated == true ? relay?.relayedAddress : nil }
+
+    /// Whether media goes through the TURN relay (the selected pair's local candidate is the
+    /// relayed one).
+    public var isRelayed: Bool { relayedAddress != nil && pathBase == relayedAddress }
+
+    /// The local base the path to the peer leaves from.
+    private var pathBase: ICEAddress? { ice.selectedPair?.localBase ?? (restarting ? nil : localFromDTLS) }
+
+    /// A datagram the TURN server sent: its own answers are taken here (nil), a relayed datagram
+    /// is left in place and its peer and range returned, to be handled as arriving from the
+    /// peer at the relayed address.
+    public func receiveFromRelay(_ datagram: UnsafeRawBufferPointer, at now: MediaTime,
+                                 transmit: (UnsafeRawBufferPointer, ICEAddress) -> Void) -> (peer: ICEAddress, data: Range<Int>)? {
+        guard relay != nil else { return nil }
+        let received = relay!.receive(datagram, at: now)
+        drain(at: now, transmit: transmit)
+        guard case .relayed(let peer, let data) = received else { return nil }
+        return (peer, data)
+    }
+
+    /// Sends a datagram of the session (DTLS, SRTP) to `destination` along the path: through
+    /// the relay when the path leaves from the relayed address.
+    public func send(_ bytes: UnsafeRawBufferPointer, to destination: ICEAddress, at now: MediaTime,
+                     transmit: (UnsafeRawBufferPointer, ICEAddress) -> Void) {
+        route(bytes, to: destination, from: pathBase, at: now, transmit: transmit)
+    }
+
+    private func route(_ bytes: UnsafeRawBufferPointer, to destination: ICEAddress, from base: ICEAddress?, at now: MediaTime,
+                       transmit: (UnsafeRawBufferPointer, ICEAddress) -> Void) {
+        guard let server = relayServer, let relayed = relay?.relayedAddress, base == relayed else {
+            return transmit(bytes, destination)
+        }
+        if let n = relay!.wrap(bytes, to: destination, into: relayScratch, at: now) {
+            transmit(UnsafeRawBufferPointer(rebasing: relayScratch[0..<n]), server)
+        }
+        drainRelay(transmit: transmit)
+    }
+
+    /// The relay's own messages (requests, held datagrams now permitted) and its events.
+    private func drainRelay(transmit: (UnsafeRawBufferPointer, ICEAddress) -> Void) {
+        guard relay != nil, let server = relayServer else { return }
+        while let n = relay!.pollTransmit(into: relayScratch) {
+            transmit(UnsafeRawBufferPointer(rebasing: relayScratch[0..<n]), server)
+        }
+        while let event = relay!.pollEvent() {
+            if case .failed(let failure) = event { events.append(.failed(.relay(failure))) }
+        }
+    }
+
+    /// The stream to the TURN server broke (TCP, TLS): the relay, and a path through it, are gone.
+    public func relayStreamClosed(_ why: String, at now: MediaTime, transmit: (UnsafeRawBufferPointer, ICEAddress) -> Void) {
+        relay?.streamClosed(why)
+        drain(at: now, transmit: transmit)
+    }
 
     /// When the peer last answered a consent request (or a check) on the selected pair.
     public var lastConsentAnswer: MediaTime? { ice.lastConsentAnswer }
@@ -68,27 +144,35 @@ public final class WebRTCConnection<Random: RandomNumberGenerator> {
         self.ice = ice
         restarting = true
         peerFromDTLS = nil
+        localFromDTLS = nil
         self.ice.start(at: now)
+        relay?.permit(self.ice.remoteCandidates.map(\.address), at: now)
         drain(at: now, transmit: transmit)
     }
 
     public func start(at now: MediaTime, transmit: (UnsafeRawBufferPointer, ICEAddress) -> Void) {
         ice.start(at: now)
+        // Permissions toward the answer's candidates now: the first relayed checks need them.
+        relay?.permit(ice.remoteCandidates.map(\.address), at: now)
         drain(at: now, transmit: transmit)
     }
 
-    /// A STUN message; false when ICE did not take it.
-    public func handleSTUN(_ datagram: UnsafeRawBufferPointer, from source: ICEAddress, at now: MediaTime,
-                           transmit: (UnsafeRawBufferPointer, ICEAddress) -> Void) -> Bool {
-        let taken = ice.handle(datagram, from: source, at: now)
+    /// A STUN message; false when ICE did not take it. `local`: the relayed address when it came
+    /// through the relay.
+    public func handleSTUN(_ datagram: UnsafeRawBufferPointer, from source: ICEAddress, local: ICEAddress? = nil,
+                           at now: MediaTime, transmit: (UnsafeRawBufferPointer, ICEAddress) -> Void) -> Bool {
+        let taken = ice.handle(datagram, from: source, to: local, at: now)
         drain(at: now, transmit: transmit)
         return taken
     }
 
-    /// A DTLS record.
-    public func handleDTLS(_ datagram: UnsafeRawBufferPointer, from source: ICEAddress, at now: MediaTime,
-                           transmit: (UnsafeRawBufferPointer, ICEAddress) -> Void) {
-        if peerFromDTLS == nil { peerFromDTLS = source }
+    /// A DTLS record (`local` as for STUN).
+    public func handleDTLS(_ datagram: UnsafeRawBufferPointer, from source: ICEAddress, local: ICEAddress? = nil,
+                           at now: MediaTime, transmit: (UnsafeRawBufferPointer, ICEAddress) -> Void) {
+        if peerFromDTLS == nil {
+            peerFromDTLS = source
+            localFromDTLS = local
+        }
         dtls.handle(datagram: datagram)
         drain(at: now, transmit: transmit)
     }
@@ -96,6 +180,7 @@ public final class WebRTCConnection<Random: RandomNumberGenerator> {
     /// ICE checks and consent, DTLS retransmission.
     public func tick(at now: MediaTime, transmit: (UnsafeRawBufferPointer, ICEAddress) -> Void) {
         ice.tick(at: now)
+        relay?.tick(at: now)
         if let due = dtlsDeadline, due <= now {
             dtlsDeadline = nil
             dtls.handleTimeout()
@@ -103,26 +188,31 @@ public final class WebRTCConnection<Random: RandomNumberGenerator> {
         drain(at: now, transmit: transmit)
     }
 
-    /// DTLS close_notify.
+    /// DTLS close_notify, then the relay's deallocation.
     public func close(at now: MediaTime, transmit: (UnsafeRawBufferPointer, ICEAddress) -> Void) {
         dtls.close()
         drain(at: now, transmit: transmit)
+        relay?.close(at: now)
+        drainRelay(transmit: transmit)
     }
 
     public func pollEvent() -> Event? { events.isEmpty ? nil : events.removeFirst() }
 
     public var nextDeadline: MediaTime? {
-        switch (ice.nextDeadline, dtlsDeadline) {
-        case (let a?, let b?): min(a, b)
-        case (let a, let b): a ?? b
+        var t: MediaTime? = nil
+        for c in [ice.nextDeadline, dtlsDeadline, relay?.nextDeadline] {
+            if let c, t.map({ c < $0 }) ?? true { t = c }
         }
+        return t
     }
 
     /// Hands out everything ICE and DTLS have to send and collects their events.
     private func drain(at now: MediaTime, transmit: (UnsafeRawBufferPointer, ICEAddress) -> Void) {
         while let out = ice.pollTransmit(into: scratch) {
-            transmit(UnsafeRawBufferPointer(rebasing: scratch[0..<out.count]), out.destination)
+            route(UnsafeRawBufferPointer(rebasing: scratch[0..<out.count]), to: out.destination, from: out.source, at: now,
+                  transmit: transmit)
         }
+        drainRelay(transmit: transmit)
         while let event = ice.pollEvent() {
             switch event {
             case .connected:
@@ -141,7 +231,7 @@ public final class WebRTCConnection<Random: RandomNumberGenerator> {
         }
         if let destination = peer {
             while let n = dtls.pollTransmit(into: scratch) {
-                transmit(UnsafeRawBufferPointer(rebasing: scratch[0..<n]), destination)
+                send(UnsafeRawBufferPointer(rebasing: scratch[0..<n]), to: destination, at: now, transmit: transmit)
             }
         }
         while let event = dtls.pollEvent() {

@@ -4,10 +4,9 @@
 ///     Link: <turn:turn.example.net?transport=udp>; rel="ice-server";
 ///           username="user"; credential="secret"; credential-type="password"
 ///
-/// Both kinds are parsed and reported, neither is used: the header comes with the answer, after
-/// the offer (and its candidates) went out, and rtcshare does not trickle candidates learned
-/// later; server-reflexive candidates come from `--stun` servers asked before the offer. TURN
-/// is not implemented. The credential is a secret: `description` never prints it.
+/// TURN servers with their credentials are used by the WHIP sink (a relayed candidate at once
+/// when the offer had none, and in later offers); STUN servers are reported only: they come
+/// after the offer's candidates. The credential is a secret: `description` never prints it.
 public struct WHIPICEServer: Sendable, Equatable, CustomStringConvertible, CustomReflectable {
     public enum Kind: String, Sendable { case stun, stuns, turn, turns }
 
@@ -24,21 +23,9 @@ public struct WHIPICEServer: Sendable, Equatable, CustomStringConvertible, Custo
         self.credential = credential
     }
 
-    /// Always false (see the type's comment): such servers are listed, not used.
-    public var isUsed: Bool { false }
-
-    /// Why it is not used, for the log.
-    public var notUsedReason: String {
-        switch kind {
-        case .stun, .stuns: "not used (it came with the answer, after the offer's candidates; give STUN servers with --stun)"
-        case .turn, .turns: "not used (TURN is not supported yet)"
-        }
-    }
-
     public var description: String {
         var s = url
         if let username { s += " (username \(username)" + (credential == nil ? ")" : ", credential <redacted>)") }
-        if !isUsed { s += " — " + notUsedReason }
         return s
     }
 

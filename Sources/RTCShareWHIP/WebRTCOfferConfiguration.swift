@@ -3,7 +3,7 @@ import RTCShareDTLS
 import RTCShareRTP
 
 /// What goes into rtcshare's WebRTC offer: the transport (ICE credentials, DTLS fingerprint,
-/// host and server-reflexive candidates), the streams (SSRCs, CNAME, msid), and the numbers (payload types,
+/// host, server-reflexive and relayed candidates), the streams (SSRCs, CNAME, msid), and the numbers (payload types,
 /// header extension IDs). The answer is read against the same value, so what was offered and
 /// what is accepted cannot drift apart.
 ///
@@ -11,11 +11,13 @@ import RTCShareRTP
 /// transport-wide-cc 3, CVO 4), with the MID extension on 1.
 public struct WebRTCOfferConfiguration: Sendable, Equatable {
     /// A candidate of ours (RFC 8839 §5.1), UDP, component 1 (RTP and RTCP are muxed): a host
-    /// address, or a server-reflexive one with the host address it maps (`raddr`/`rport`).
+    /// address, a server-reflexive one with the host address it maps (`raddr`/`rport`), or a
+    /// TURN relay's address with the address the TURN server saw.
     public struct Candidate: Sendable, Equatable {
         public enum Kind: String, Sendable {
             case host
             case serverReflexive = "srflx"
+            case relayed = "relay"
         }
 
         public var foundation: String
@@ -41,6 +43,15 @@ public struct WebRTCOfferConfiguration: Sendable, Equatable {
                     relatedAddress: String, relatedPort: Int) {
             self.init(address: address, port: port, priority: priority, foundation: foundation)
             kind = .serverReflexive
+            related = (relatedAddress, relatedPort)
+        }
+
+        /// A relayed candidate: `address:port` on a TURN server, which sees us as
+        /// `relatedAddress:relatedPort`.
+        public init(relayed address: String, port: Int, priority: UInt32, foundation: String,
+                    relatedAddress: String, relatedPort: Int) {
+            self.init(address: address, port: port, priority: priority, foundation: foundation)
+            kind = .relayed
             related = (relatedAddress, relatedPort)
         }
 

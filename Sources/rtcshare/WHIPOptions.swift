@@ -1,3 +1,4 @@
+import Glibc
 import RTCShare
 
 /// Options of `--whip URL`: publishing into a WebRTC server (ICE, DTLS-SRTP, WHIP).
@@ -11,6 +12,11 @@ struct WHIPOptions: CommandLineOptions {
     var stun: [String] = []
     var reconnect = "forever"
     var reconnectStableAfter = 10
+    var iceServers: [String] = []
+    var iceUsername: String?
+    var iceCredentialFile: String?
+    var iceTransportPolicy = "all"
+    var iceCA: String?
 
     static var options: [OptionSpec<WHIPOptions>] {
         let d = WHIPOptions()
@@ -26,6 +32,22 @@ struct WHIPOptions: CommandLineOptions {
                        hidden: false, defaultText: nil) { (o: inout WHIPOptions, text: String) throws(ValidationError) in
                 o.stun.append(text)
             },
+            OptionSpec(name: "ice-server", valueName: "uri",
+                       help: "A STUN or TURN server (RFC 7064/7065): stun:IP:port, turn:host:port?transport=udp|tcp, "
+                           + "turns:host:443 (TLS); repeatable. TURN servers take --ice-username and "
+                           + "--ice-credential-file; a relayed candidate is allocated on them before the offer (the best "
+                           + "that answers: UDP, then TCP, then TLS). TURN servers the WHIP answer names are used too.",
+                       hidden: false, defaultText: nil) { (o: inout WHIPOptions, text: String) throws(ValidationError) in
+                o.iceServers.append(text)
+            },
+            .option("ice-username", \.iceUsername, value: "name", help: "The TURN servers' username."),
+            .option("ice-credential-file", \.iceCredentialFile, value: "file",
+                    help: "Read the TURN servers' password from this file (its first line)."),
+            .option("ice-transport-policy", \.iceTransportPolicy, value: "all|relay",
+                    help: "relay: offer and check the TURN relay only (nothing goes anywhere but the TURN server).",
+                    defaults: d),
+            .option("ice-ca", \.iceCA, value: "file",
+                    help: "PEM certificate authorities a turns: server's certificate must chain to (default: the system's)."),
             .option("ice-timeout", \.iceTimeout, value: "seconds",
                     help: "Give up when no ICE path to the server works within this long.", defaults: d),
             .option("consent-timeout", \.consentTimeout, value: "seconds",
@@ -45,7 +67,11 @@ struct WHIPOptions: CommandLineOptions {
     func validate() throws(ValidationError) {
         guard let whip else {
             for (given, name) in [(token != nil, "--token"), (tokenFile != nil, "--token-file"),
-                                  (whipBind != nil, "--whip-bind"), (!stun.isEmpty, "--stun")] where given {
+                                  (whipBind != nil, "--whip-bind"), (!stun.isEmpty, "--stun"),
+                                  (!iceServers.isEmpty, "--ice-server"), (iceUsername != nil, "--ice-username"),
+                                  (iceCredentialFile != nil, "--ice-credential-file"),
+                                  (iceTransportPolicy != "all", "--ice-transport-policy"), (iceCA != nil, "--ice-ca")]
+            where given {
                 throw ValidationError("\(name) needs --whip URL")
             }
             return
@@ -61,6 +87,20 @@ struct WHIPOptions: CommandLineOptions {
         }
         for text in stun { _ = try Self.stunServer(text) }
         guard stun.count <= 8 else { throw ValidationError("--stun: at most 8 servers") }
+        guard iceServers.count <= 8 else { throw ValidationError("--ice-server: at most 8 servers") }
+        var turn = false
+        for text in iceServers {
+            let uri = try Self.iceServer(text)
+            if uri.isTURN { turn = true } else { _ = try Self.stunServer(uri) }
+        }
+        if turn {
+            guard iceUsername != nil, iceCredentialFile != nil else {
+                throw ValidationError("a TURN --ice-server needs --ice-username and --ice-credential-file")
+            }
+        }
+        guard ICETransportPolicy(rawValue: iceTransportPolicy) != nil else {
+            throw ValidationError("--ice-transport-policy must be all or relay, not '\(iceTransportPolicy)'")
+        }
         guard (1...120).contains(iceTimeout) else { throw ValidationError("--ice-timeout must be 1...120 seconds") }
         guard (2...300).contains(consentTimeout) else { throw ValidationError("--consent-timeout must be 2...300 seconds") }
         _ = try Self.reconnectLimit(reconnect)
@@ -87,6 +127,22 @@ struct WHIPOptions: CommandLineOptions {
             }
         }
         c.stunServers = try stun.map(Self.stunServer)
+        c.iceTransportPolicy = ICETransportPolicy(rawValue: iceTransportPolicy) ?? .all
+        c.iceCAFile = iceCA
+        for text in iceServers {
+            let uri = try Self.iceServer(text)
+            guard uri.isTURN else {
+                c.stunServers.append(try Self.stunServer(uri))
+                continue
+            }
+            guard let iceUsername, let iceCredentialFile else { continue }
+            do {
+                let credentials = try TURNCredentials(username: iceUsername, password: try Self.readCredential(iceCredentialFile))
+                c.turnServers.append(TURNServerConfiguration(uri: uri, credentials: credentials))
+            } catch {
+                throw ValidationError("--ice-server \(text): \(error)")
+            }
+        }
         c.sendsAudio = audio
         c.framesPerSecond = framesPerSecond
         c.connectTimeoutSeconds = iceTimeout
@@ -107,6 +163,36 @@ struct WHIPOptions: CommandLineOptions {
             }
             return .attempts(n)
         }
+    }
+
+    static func iceServer(_ text: String) throws(ValidationError) -> ICEServerURI {
+        do { return try ICEServerURI(parsing: text) } catch { throw ValidationError("--ice-server: \(error)") }
+    }
+
+    /// A `stun:` URI as a STUN server: numeric IPv4 (nothing is resolved), as `--stun`.
+    static func stunServer(_ uri: ICEServerURI) throws(ValidationError) -> SocketAddress {
+        guard uri.scheme == .stun, let address = uri.numericAddress, address.family == .ipv4 else {
+            throw ValidationError("--ice-server \(uri): a STUN server must be stun: with a numeric IPv4 address")
+        }
+        return try stunServer("\(address.host):\(address.port)")
+    }
+
+    /// The first line of `--ice-credential-file` (at most 509 bytes).
+    static func readCredential(_ path: String) throws(ValidationError) -> String {
+        guard let file = fopen(path, "r") else {
+            throw ValidationError("--ice-credential-file: cannot open '\(path)': \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 1024)
+        guard fgets(&line, Int32(line.count), file) != nil else {
+            throw ValidationError("--ice-credential-file: '\(path)' is empty")
+        }
+        var text = String(decoding: line.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
+        guard !text.isEmpty, text.utf8.count <= TURNCredentials.maximumBytes else {
+            throw ValidationError("--ice-credential-file: '\(path)' must hold a password of 1...509 bytes on its first line")
+        }
+        return text
     }
 
     /// `--stun a.b.c.d:port`: a numeric IPv4 address only (nothing is resolved) and a port.

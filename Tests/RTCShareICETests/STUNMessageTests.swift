@@ -60,12 +60,22 @@ import TestSupport
         #expect(Array(mine[36..<60]) == Array(bytes[36..<60]))
     }
 
-    @Test func longTermRequestParsesWithUnknownRequiredAttributesReported() throws {
-        let p = try parseSTUN(try vector("rfc5769-long-term-request"))
-        #expect(p.message.username == "\u{30DE}\u{30C8}\u{30EA}\u{30C3}\u{30AF}\u{30B9}")
-        #expect(p.unknownComprehensionRequired == [0x0015, 0x0014])
+    /// RFC 5769 §2.4: TURN's long-term credentials. REALM and NONCE are read, and the integrity
+    /// verifies with MD5("<username>:example.org:TheMatrIX") (the password after SASLprep).
+    @Test func longTermRequestParsesAndItsIntegrityVerifiesWithTheLongTermKey() throws {
+        let bytes = try vector("rfc5769-long-term-request")
+        let p = try parseSTUN(bytes)
+        let username = "\u{30DE}\u{30C8}\u{30EA}\u{30C3}\u{30AF}\u{30B9}"
+        #expect(p.message.username == username)
+        #expect(p.message.realm == "example.org")
+        #expect(p.message.nonce == "f//499k954d6OL34oL9FSTvy64sA")
+        #expect(p.unknownComprehensionRequired.isEmpty)
         #expect(p.integrityOffset == 92)
         #expect(p.fingerprintOffset == nil)
+        let key = try TURNCredentials(username: username, password: "TheMatrIX").key(realm: "example.org", algorithm: .md5)
+        #expect(bytes.withUnsafeBytes { p.verifyIntegrity($0, key: key) })
+        let wrong = try TURNCredentials(username: username, password: "TheMatrix").key(realm: "example.org", algorithm: .md5)
+        #expect(!bytes.withUnsafeBytes { p.verifyIntegrity($0, key: wrong) })
     }
 
     @Test func writtenIntegrityMatchesRFCVectorWhenPaddingMatches() throws {

@@ -140,6 +140,11 @@ int rtcs_crypto_sha1_update(void *ctx, const void *data, size_t len);
 int rtcs_crypto_sha1_final(void *ctx, uint8_t out[20]);
 int rtcs_crypto_sha1(const void *data, size_t len, uint8_t out[20]);
 
+enum { RTCS_DIGEST_SHA1 = 1, RTCS_DIGEST_SHA256 = 2, RTCS_DIGEST_MD5 = 3 };
+/// A one-shot digest (RTCS_DIGEST_*) into `out`; its length, or 0 when OpenSSL cannot be loaded,
+/// the algorithm is unknown or `out_len` is too small.
+size_t rtcs_crypto_digest(int algorithm, const void *data, size_t len, uint8_t *out, size_t out_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -68,6 +68,9 @@ extension TransportFailure {
         switch self {
         case .dtls(.noSRTPProfile), .dtls(.fingerprintMismatch), .dtls(.malformedFingerprint): .refused
         case .dtls(.certificateGeneration): .resource
+        case .relay(.unauthorized): .unauthorized
+        case .relay(.certificate): .refused
+        case .relay: .unavailable(retryAfterSeconds: nil)
         case .ice, .consentLost, .dtls, .dtlsClosed, .srtpKeys, .peerUnreachable, .localAddressGone, .noLocalAddress:
             .unavailable(retryAfterSeconds: nil)
         }

@@ -18,6 +18,21 @@ public struct WHIPConfiguration: Sendable {
     /// How long gathering may hold the offer back (RFC 8489 retransmissions within it); what
     /// has not answered by then is given up and the offer carries host candidates only.
     public var gatheringTimeoutMilliseconds = 1_000
+    /// TURN servers (RFC 8656) to allocate a relayed candidate on before the offer: each is
+    /// tried at once, the best that allocates is kept (UDP before TCP before TLS). Those a WHIP
+    /// answer names in `Link` headers are added to these (`usesAnswerICEServers`).
+    public var turnServers: [TURNServerConfiguration] = []
+    /// `.relay`: only the relayed candidate is offered and checked (no host or server-reflexive
+    /// one), so nothing leaves except toward the TURN server.
+    public var iceTransportPolicy: ICETransportPolicy = .all
+    /// Whether the TURN servers a POST's answer names (RFC 9725 §4.6) are used: at once when the
+    /// offer had no relayed candidate, and in every later offer.
+    public var usesAnswerICEServers = true
+    /// How long allocating on the TURN servers may hold the offer back.
+    public var relayGatheringTimeoutMilliseconds = 3_000
+    /// PEM file of the certificate authorities a `turns:` server's certificate must chain to
+    /// (nil: the system's store).
+    public var iceCAFile: String?
     /// Largest UDP payload, SRTP, DTLS and extensions included.
     public var mtu = 1200
     /// Bytes of sent video kept for retransmission.
@@ -50,4 +65,26 @@ public struct WHIPConfiguration: Sendable {
         self.url = url
         self.token = token
     }
+}
+
+/// Which candidates ICE may use (the W3C `iceTransportPolicy`).
+public enum ICETransportPolicy: String, Sendable, CaseIterable {
+    /// Host, server-reflexive and relayed.
+    case all
+    /// Relayed only: the path always runs through the TURN server.
+    case relay
+}
+
+/// A TURN server and its long-term credentials.
+public struct TURNServerConfiguration: Sendable, Equatable, CustomStringConvertible {
+    /// `turn:` or `turns:` (RFC 7065), with its transport.
+    public var uri: ICEServerURI
+    public var credentials: TURNCredentials
+
+    public init(uri: ICEServerURI, credentials: TURNCredentials) {
+        self.uri = uri
+        self.credentials = credentials
+    }
+
+    public var description: String { "\(uri) (\(credentials.username))" }
 }

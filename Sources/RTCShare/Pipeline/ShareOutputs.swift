@@ -11,6 +11,11 @@ final class ShareOutputs {
     let audio: (any AudioPath)?
     private let onEvent: @Sendable (ShareEvent) -> Void
     private var finished = false
+    /// The loop watching the sinks' descriptors, what it watches, and the generation of each
+    /// sink's list it last read.
+    private var loop: EventLoop?
+    private var watched: [Int32] = []
+    private var generations: [Int] = []
 
     init(sinks: [any MediaSink], audio: (any AudioPath)?, onEvent: @escaping @Sendable (ShareEvent) -> Void) {
         self.sinks = sinks
@@ -41,11 +46,22 @@ final class ShareOutputs {
     func makeEventLoop() throws(ShareError) -> EventLoop {
         do {
             let loop = try EventLoop()
-            for sink in sinks { for fd in sink.descriptors { try loop.watch(fd, token: Int(fd)) } }
+            self.loop = loop
+            try watchDescriptors()
             return loop
         } catch {
             throw .output("event loop: \(error)")
         }
+    }
+
+    /// Watches what the sinks list now. Everything is unwatched first: a descriptor closed since
+    /// (epoll forgot it) may have come back under the same number.
+    private func watchDescriptors() throws(SocketError) {
+        guard let loop else { return }
+        generations = sinks.map(\.descriptorGeneration)
+        for fd in watched { loop.unwatch(fd) }
+        watched = sinks.flatMap(\.descriptors)
+        for fd in watched { try loop.watch(fd, token: Int(fd)) }
     }
 
     /// A watched descriptor was readable: the sinks hear which.
@@ -73,8 +89,11 @@ final class ShareOutputs {
     /// Returns the earliest time a sink wants servicing again.
     func service(at now: MediaTime, pipeline: inout SharePipelineStateMachine) throws(ShareError) -> MediaTime? {
         var wake: MediaTime?
-        for sink in sinks {
+        for (i, sink) in sinks.enumerated() {
             let requests = try sink.service(at: now)
+            if sink.descriptorGeneration != generations[i] {
+                do { try watchDescriptors() } catch { throw .output("event loop: \(error)") }
+            }
             for line in sink.takeNotices() { onEvent(.notice(line)) }
             for change in sink.takeConnectionChanges() { pipeline.connection(change, output: sink.name) }
             if let lost = requests.audioFractionLost, let audio {

@@ -75,6 +75,9 @@ public protocol MediaSink: AnyObject {
     /// Descriptors feedback arrives on; the run loop wakes and calls `service` when one is
     /// readable (none for files).
     var descriptors: [Int32] { get }
+    /// Goes up whenever `descriptors` changed (a reconnect's new connection to a TURN server):
+    /// the loop then watches the new list.
+    var descriptorGeneration: Int { get }
     /// One of `descriptors` (or another sink's: ignore it) was readable when the loop woke,
     /// before `service`: a descriptor read only now and then is read only then.
     func descriptorReady(_ descriptor: Int32)
@@ -95,6 +98,7 @@ extension MediaSink {
     public func maximumBitrateChanged(kbps: Int, at now: MediaTime) {}
     public var transportStats: TransportStats? { nil }
     public var descriptors: [Int32] { [] }
+    public var descriptorGeneration: Int { 0 }
     public func descriptorReady(_ descriptor: Int32) {}
     public func takeNotices() -> [String] { [] }
     public func takeConnectionChanges() -> [ConnectionChange] { [] }

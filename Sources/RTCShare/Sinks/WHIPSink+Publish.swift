@@ -22,13 +22,17 @@ final class WHIPPublishedSession {
     let negotiated: [String]
     let videoCodec: VideoCodec
     let createdAt: MediaTime
+    /// The stream to the TURN server the connection relays through (TCP, TLS), if any.
+    let relayStream: TURNStream?
     var started = false
     /// When its connection came up (media flows).
     var connectedAt: MediaTime?
 
     init(resourceURL: String, transport: Transport<SystemRandomNumberGenerator>,
-         answer: WebRTCAnswer, negotiated: [String], videoCodec: VideoCodec, createdAt: MediaTime) {
+         answer: WebRTCAnswer, negotiated: [String], videoCodec: VideoCodec, createdAt: MediaTime,
+         relayStream: TURNStream?) {
         self.resourceURL = resourceURL
+        self.relayStream = relayStream
         answerCandidates = answer.candidates
         videoSection = (answer.video.mid, answer.video.codec.payloadType)
         self.transport = transport
@@ -51,6 +55,8 @@ extension WHIPSink {
         /// Resources whose DELETE failed (the path was down): tried again once a connection
         /// is up, and at the end. At most `maximumUndeleted`, the oldest given up first.
         private(set) var undeleted: [String] = []
+        /// The TURN servers an answer named (RFC 9725 §4.6), offered from in every later offer.
+        private(set) var answerTURNServers: [TURNServerConfiguration] = []
         static let maximumUndeleted = 8
 
         init(configuration: WHIPConfiguration, socket: UDPSocket, certificate: consuming DTLSCertificate,
@@ -71,7 +77,7 @@ extension WHIPSink {
         {
             let createdAt = MonotonicClock.now()
             var offer = try Offer(configuration, codecs: codecs, socket: socket, certificate: certificate,
-                                  identity: identity)
+                                  identity: identity, turnServers: configuration.turnServers + answerTURNServers)
             let publication: WHIPPublication
             do throws(WHIPError) {
                 publication = try client.publish(to: configuration.url, offer: WebRTCOffer.text(offer.sdp),
@@ -87,18 +93,61 @@ extension WHIPSink {
                     throw .connection(.whip(url: configuration.url, error))
                 }
                 let codec: VideoCodec = answer.video.codec.name.uppercased() == VideoCodec.h264.encodingName ? .h264 : .vp8
+                let linked = try relayFromAnswer(publication.iceServers, offer: &offer)
+                let stream = offer.relay?.stream
                 let transport = try WHIPSink.connect(&offer, to: answer, codec: codec, certificate: certificate,
                                                      configuration, budget: budget)
                 taken(publication.resourceURL)
-                let negotiated = WHIPSink.describe(answer)
-                    + publication.iceServers.filter { !$0.isUsed }.map { "ICE server \($0)" }
+                let negotiated = WHIPSink.describe(answer) + linked
                 return (WHIPPublishedSession(resourceURL: publication.resourceURL,
                                              transport: transport, answer: answer, negotiated: negotiated,
-                                             videoCodec: codec, createdAt: createdAt), offer.gatheringNotice)
+                                             videoCodec: codec, createdAt: createdAt, relayStream: stream),
+                        offer.notices)
             } catch {
                 if let line = delete(publication.resourceURL) { notices.append(line) }
                 throw error
             }
+        }
+
+        /// The answer's ICE servers: TURN ones with credentials are remembered for later offers and,
+        /// when this offer had no relayed candidate, allocated on now and the relayed candidate
+        /// added to the agent (a server answers checks from an address it was not told of: it
+        /// learns it as peer-reflexive). Relay-only with no relay at all: the share cannot run.
+        /// Returns a line per server for the log.
+        func relayFromAnswer(_ servers: [WHIPICEServer], offer: inout Offer) throws(ShareError) -> [String] {
+            var lines: [String] = []
+            var fresh: [TURNServerConfiguration] = []
+            for server in servers {
+                guard configuration.usesAnswerICEServers, server.kind == .turn || server.kind == .turns else {
+                    lines.append("ICE server \(server) — not used"
+                                 + (server.kind == .stun || server.kind == .stuns
+                                    ? " (it came after the offer's candidates; give STUN servers with --ice-server)"
+                                    : " (the answer's ICE servers are not used in this configuration)"))
+                    continue
+                }
+                do throws(ICEError) {
+                    let uri = try ICEServerURI(parsing: server.url)
+                    let credentials = try TURNCredentials(username: server.username ?? "", password: server.credential ?? "")
+                    let turn = TURNServerConfiguration(uri: uri, credentials: credentials)
+                    if !answerTURNServers.contains(turn) && !configuration.turnServers.contains(turn) { fresh.append(turn) }
+                    lines.append("ICE server \(server) — used")
+                } catch {
+                    lines.append("ICE server \(server) — not used: \(error)")
+                }
+            }
+            answerTURNServers = Array((answerTURNServers + fresh).prefix(8))
+            if offer.relay == nil, !fresh.isEmpty {
+                let (relay, notice, failures) = WHIPSink.allocateRelay(fresh, socket: socket, configuration: configuration)
+                offer.relayNotice = [offer.relayNotice, notice].compactMap { $0 }.joined(separator: "; ")
+                offer.relayFailures += failures
+                if let relay { offer.addRelay(relay) }
+            }
+            if configuration.iceTransportPolicy == .relay, offer.relay == nil {
+                let failure = offer.relayFailures.first(where: \.isPermanent) ?? offer.relayFailures.last
+                    ?? .unreachable(server: "(none)", why: "relay-only and no TURN server given (--ice-server turn:…)")
+                throw .connection(.transport(.relay(failure)))
+            }
+            return lines
         }
 
         /// Restarts ICE on `session` (RFC 9725 §4.3.2): a new agent with new credentials and the
@@ -108,6 +157,12 @@ extension WHIPSink {
         func restartICE(_ session: WHIPPublishedSession, at now: MediaTime,
                         output: some TransportOutput) throws(ShareError) -> Bool {
             var (ice, _) = try WHIPSink.makeAgent(configuration, socket: socket)
+            // The allocation outlives the restart: its relayed candidate is offered again.
+            if let connection = session.transport.connection, let relayed = connection.relayedAddress,
+               let relay = connection.relay {
+                ice.addRelayedCandidate(relayed, mapped: relay.mappedAddress, server: relay.configuration.server,
+                                        localPreference: WHIPSink.relayPreference(relay.configuration.transport))
+            }
             let fragment = WHIPICERestart.fragment(
                 ufrag: ice.localCredentials.ufrag, password: ice.localCredentials.password,
                 candidates: ice.localCandidates.compactMap(WebRTCOfferConfiguration.Candidate.init).map(\.sdpValue),
@@ -201,11 +256,28 @@ extension WHIPSink {
         let identity: RTPSenderIdentity
         let sdp: WebRTCOfferConfiguration
         let gatheringNotice: String?
+        /// The TURN allocation whose relayed candidate the agent has, and what allocating said.
+        var relay: WHIPRelay?
+        var relayNotice: String?
+        var relayFailures: [TURNFailure] = []
 
         init(_ configuration: WHIPConfiguration, codecs: [VideoCodec], socket: UDPSocket,
-             certificate: borrowing DTLSCertificate, identity: RTPSenderIdentity) throws(ShareError) {
+             certificate: borrowing DTLSCertificate, identity: RTPSenderIdentity,
+             turnServers: [TURNServerConfiguration]) throws(ShareError) {
             var rng = SystemRandomNumberGenerator()
-            let (ice, notice) = try WHIPSink.makeAgent(configuration, socket: socket)
+            var (ice, notice) = try WHIPSink.makeAgent(configuration, socket: socket)
+            if !turnServers.isEmpty {
+                let (relay, relayNotice, failures) = WHIPSink.allocateRelay(turnServers, socket: socket,
+                                                                            configuration: configuration)
+                if let relay {
+                    ice.addRelayedCandidate(relay.client.relayedAddress!, mapped: relay.client.mappedAddress,
+                                            server: relay.client.configuration.server,
+                                            localPreference: WHIPSink.relayPreference(relay.client.configuration.transport))
+                }
+                self.relay = relay
+                self.relayNotice = relayNotice
+                relayFailures = failures
+            }
             var offer = WebRTCOfferConfiguration(
                 sessionID: UInt64.random(in: 1...UInt64(Int64.max), using: &rng),
                 iceUfrag: ice.localCredentials.ufrag, icePwd: ice.localCredentials.password,
@@ -224,7 +296,24 @@ extension WHIPSink {
             self.gatheringNotice = notice
             sdp = offer
         }
+
+        /// What gathering and allocating said, one line (nil: neither ran).
+        var notices: String? {
+            let lines = [gatheringNotice, relayNotice].compactMap { $0 }
+            return lines.isEmpty ? nil : lines.joined(separator: "; ")
+        }
+
+        /// A relay allocated after the offer went out (from the answer's servers).
+        mutating func addRelay(_ relay: WHIPRelay) {
+            ice.addRelayedCandidate(relay.client.relayedAddress!, mapped: relay.client.mappedAddress,
+                                    server: relay.client.configuration.server,
+                                    localPreference: WHIPSink.relayPreference(relay.client.configuration.transport))
+            self.relay = relay
+        }
     }
+
+    /// The relayed candidate's local preference: UDP above TCP above TLS.
+    static func relayPreference(_ transport: TURNTransport) -> UInt16 { UInt16(20_000 + 10_000 * transport.preference) }
 
     /// A new ICE agent on the socket: new credentials, a host candidate on each of the host's
     /// addresses of now (after an address change, the new one), and what the STUN servers say
@@ -232,10 +321,12 @@ extension WHIPSink {
     static func makeAgent(_ configuration: WHIPConfiguration, socket: UDPSocket) throws(ShareError)
         -> (ICEAgent<SystemRandomNumberGenerator>, notice: String?)
     {
+        var ice = ICEAgent(configuration: iceConfiguration(configuration), random: SystemRandomNumberGenerator())
+        // Relay-only: no host or server-reflexive candidate is offered or checked.
+        if configuration.iceTransportPolicy == .relay { return (ice, nil) }
         let port = socket.localAddress.port
         let hostAddresses = Self.hostAddresses(of: socket)
         guard !hostAddresses.isEmpty else { throw .connection(.transport(.noLocalAddress)) }
-        var ice = ICEAgent(configuration: iceConfiguration(configuration), random: SystemRandomNumberGenerator())
         for (index, address) in hostAddresses.enumerated() {
             guard let ipv4 = address.ipv4 else { continue }
             ice.addHostCandidate(ICEAddress(ipv4: ipv4, port: UInt16(port)), localPreference: UInt16(65_535 - index))
@@ -295,7 +386,7 @@ extension WHIPSink {
             if case .srtp = error { throw .resource("RTP: \(error)") }
             throw .invalidConfiguration("RTP: \(error)")
         }
-        return Transport(connection: WebRTCConnection(ice: offer.ice, dtls: dtls), sender: sender)
+        return Transport(connection: WebRTCConnection(ice: offer.ice, dtls: dtls, relay: offer.relay?.client), sender: sender)
     }
 
     /// The RTP send core's wire choices: what the answer kept.

@@ -134,7 +134,11 @@ public final class WHIPSink: MediaSink, TransportOutput {
 
     deinit { inbox.deallocate() }
 
-    public var descriptors: [Int32] { [socket.descriptor] + (addresses.map { [$0.descriptor] } ?? []) }
+    public var descriptors: [Int32] {
+        [socket.descriptor] + (addresses.map { [$0.descriptor] } ?? []) + (session?.relayStream.map { [$0.descriptor] } ?? [])
+    }
+    /// Up by one with each publication (its relay stream, if any, is a new descriptor).
+    public private(set) var descriptorGeneration = 0
 
     public func descriptorReady(_ descriptor: Int32) {
         if descriptor == addresses?.descriptor { addressesReadable = true }
@@ -162,9 +166,14 @@ public final class WHIPSink: MediaSink, TransportOutput {
         return SocketAddress(ipv6High: v6.high, low: v6.low, port: Int(address.port))
     }
 
-    /// Sends one datagram of the transport on the socket (every one goes to an address: WebRTC).
+    /// Sends one datagram of the transport on the socket (every one goes to an address: WebRTC),
+    /// or as a frame on the stream to the TURN server when it goes there over TCP or TLS.
     public func transmit(_ datagram: UnsafeRawBufferPointer, to destination: TransportDestination) {
         guard case .address(let to) = destination else { return }
+        if let stream = session?.relayStream, to == stream.server {
+            if !stream.send(datagram) { session?.transport.transmitFailed() }
+            return
+        }
         if case .sent = socket.send(datagram, to: socketAddress(to)) { return }
         session?.transport.transmitFailed()
     }
@@ -220,6 +229,7 @@ public final class WHIPSink: MediaSink, TransportOutput {
             return TransportRequests()
         }
         let transport = session.transport
+        if let stream = session.relayStream { serviceRelayStream(stream, transport, at: now) }
         for _ in 0..<64 {
             let buffer = UnsafeMutableRawBufferPointer(rebasing: inbox[0..<Transport<SystemRandomNumberGenerator>.maximumDatagramBytes])
             guard case .datagram(let count, let from) = socket.receive(into: buffer) else { break }
@@ -243,6 +253,21 @@ public final class WHIPSink: MediaSink, TransportOutput {
             notices.append(line)
         }
         return transport.takeRequests(at: now)
+    }
+
+    /// Frames the TURN server sent over TCP/TLS, and what waits to go to it; a stream that broke
+    /// ends the relay (and the path through it: the transport fails, the policy reconnects).
+    private func serviceRelayStream(_ stream: TURNStream, _ transport: Transport<SystemRandomNumberGenerator>,
+                                    at now: MediaTime) {
+        var broken = stream.flush()
+        if broken == nil {
+            broken = stream.receiveFrames { frame, count in
+                transport.handle(datagram: frame, count: count, from: stream.server, at: now, output: self)
+            }
+        }
+        if let broken {
+            transport.connection?.relayStreamClosed(broken, at: now) { b, to in transmit(b, to: .address(to)) }
+        }
     }
 
     /// The host's addresses changed. Waiting for an attempt: it is made now (the network that
@@ -280,6 +305,7 @@ public final class WHIPSink: MediaSink, TransportOutput {
         endSession(at: now)
         do {
             session = try publisher.publish(codecs: [videoCodec], notices: &notices).0
+            descriptorGeneration += 1
         } catch {
             return try lose(error, loss: .signalling, at: MonotonicClock.now(), attemptStartedAt: now)
         }
@@ -310,6 +336,7 @@ public final class WHIPSink: MediaSink, TransportOutput {
         let ice = connection.iceConnectedAt.map { "ICE \(($0 - session.createdAt).microseconds / 1000) ms, " } ?? ""
         notices.append("WHIP: connected (\(ice)DTLS-SRTP \(connection.srtpProfile?.name ?? "?") at "
                        + "\((dtls - session.createdAt).microseconds / 1000) ms) via "
+                       + (connection.isRelayed ? "TURN/\(connection.relay!.configuration.transport.rawValue) relay " : "")
                        + "\(connection.ice.selectedPair.map { "\($0)" } ?? "?")")
     }
 
@@ -340,8 +367,10 @@ public final class WHIPSink: MediaSink, TransportOutput {
     private func endSession(at now: MediaTime) {
         guard let session else { return }
         if session.started { session.transport.close(at: now, output: self) }
+        session.relayStream?.flush()
         if let line = publisher.delete(session.resourceURL) { notices.append(line) }
         self.session = nil
+        if session.relayStream != nil { descriptorGeneration += 1 }
         destination = nil
     }
 

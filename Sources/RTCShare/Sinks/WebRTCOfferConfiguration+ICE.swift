@@ -2,8 +2,8 @@ import RTCShareICE
 import RTCShareWHIP
 
 extension WebRTCOfferConfiguration.Candidate {
-    /// The offer's form of one of the ICE agent's local candidates: host and server-reflexive
-    /// ones (what an offer written before the checks can hold); nil for the others.
+    /// The offer's form of one of the ICE agent's local candidates: host, server-reflexive and
+    /// relayed ones (what an offer written before the checks can hold); nil for peer-reflexive.
     public init?(_ candidate: ICECandidate) {
         switch candidate.type {
         case .host:
@@ -14,7 +14,11 @@ extension WebRTCOfferConfiguration.Candidate {
             self.init(serverReflexive: candidate.address.host, port: Int(candidate.address.port),
                       priority: candidate.priority, foundation: candidate.foundation,
                       relatedAddress: base.host, relatedPort: Int(base.port))
-        case .peerReflexive, .relayed:
+        case .relayed:
+            let related = candidate.relatedAddress ?? candidate.address
+            self.init(relayed: candidate.address.host, port: Int(candidate.address.port), priority: candidate.priority,
+                      foundation: candidate.foundation, relatedAddress: related.host, relatedPort: Int(related.port))
+        case .peerReflexive:
             return nil
         }
     }
