@@ -230,9 +230,12 @@ extension TURNClient {
     }
 
     /// Schedules the refresh: half way through a short lifetime, a minute before a long one's end.
+    /// The lifetime counted is the shorter of what was asked and what was granted (a server
+    /// raises a short request to its default, RFC 8656 §7.2: the client still refreshes on its
+    /// own schedule).
     mutating func allocatedLifetime(_ seconds: UInt32, at now: MediaTime) {
         lifetimeSeconds = seconds
-        let lifetime = MediaDuration.seconds(Int64(seconds))
+        let lifetime = MediaDuration.seconds(Int64(min(seconds, max(configuration.lifetimeSeconds, 1))))
         refreshAt = now + max(lifetime - .seconds(60), MediaDuration(microseconds: lifetime.microseconds / 2))
     }
 }

@@ -17,6 +17,7 @@ struct WHIPOptions: CommandLineOptions {
     var iceCredentialFile: String?
     var iceTransportPolicy = "all"
     var iceCA: String?
+    var turnLifetime = 600
 
     static var options: [OptionSpec<WHIPOptions>] {
         let d = WHIPOptions()
@@ -48,6 +49,8 @@ struct WHIPOptions: CommandLineOptions {
                     defaults: d),
             .option("ice-ca", \.iceCA, value: "file",
                     help: "PEM certificate authorities a turns: server's certificate must chain to (default: the system's)."),
+            .option("turn-lifetime", \.turnLifetime, value: "seconds",
+                    help: "The TURN allocation lifetime asked for (refreshed before it ends).", hidden: true, defaults: d),
             .option("ice-timeout", \.iceTimeout, value: "seconds",
                     help: "Give up when no ICE path to the server works within this long.", defaults: d),
             .option("consent-timeout", \.consentTimeout, value: "seconds",
@@ -98,6 +101,7 @@ struct WHIPOptions: CommandLineOptions {
                 throw ValidationError("a TURN --ice-server needs --ice-username and --ice-credential-file")
             }
         }
+        guard (10...3600).contains(turnLifetime) else { throw ValidationError("--turn-lifetime must be 10...3600 seconds") }
         guard ICETransportPolicy(rawValue: iceTransportPolicy) != nil else {
             throw ValidationError("--ice-transport-policy must be all or relay, not '\(iceTransportPolicy)'")
         }
@@ -129,6 +133,7 @@ struct WHIPOptions: CommandLineOptions {
         c.stunServers = try stun.map(Self.stunServer)
         c.iceTransportPolicy = ICETransportPolicy(rawValue: iceTransportPolicy) ?? .all
         c.iceCAFile = iceCA
+        c.turnLifetimeSeconds = turnLifetime
         for text in iceServers {
             let uri = try Self.iceServer(text)
             guard uri.isTURN else {

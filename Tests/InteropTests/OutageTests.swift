@@ -53,7 +53,7 @@ import Testing
         let port: Int
         let python = Tools.which("python3") ?? "/usr/bin/python3"
 
-        init(in lab: NetworkLab, dir: URL) throws {
+        init(in lab: NetworkLab, dir: URL, arguments extra: [String] = []) throws {
             self.lab = lab
             let portFile = dir.appendingPathComponent("port").path
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -61,7 +61,7 @@ import Testing
             let (exe, args) = lab.command(in: lab.b, python, [
                 script, "--host", lab.b.address, "--port-file", portFile,
                 "--summary", dir.appendingPathComponent("summary.json").path,
-            ])
+            ] + extra)
             let whip = try BackgroundProcess(exe, args, in: dir, name: "whip-server")
             process = whip
             try #require(Tools.waitForFile(portFile, timeout: 30) { whip.isRunning },
@@ -105,13 +105,13 @@ import Testing
         let lab: NetworkLab
         let server: LabWHIPServer
 
-        init(name: String, net: UInt8) throws {
+        init(name: String, net: UInt8, serverArguments: (NetworkLab) -> [String] = { _ in [] }) throws {
             let dir = try Tools.temporaryDirectory()
             let lab: NetworkLab
             let server: LabWHIPServer
             do {
                 lab = try NetworkLab(name: name, net: net)
-                do { server = try LabWHIPServer(in: lab, dir: dir) } catch {
+                do { server = try LabWHIPServer(in: lab, dir: dir, arguments: serverArguments(lab)) } catch {
                     lab.remove()
                     throw error
                 }

@@ -415,7 +415,10 @@ import Testing
         #expect(deletes.contains("deadice"), "the failed session is deleted")
     }
 
-    @Test func iceServersInTheLinkHeaderAreListedAsNotUsedAndTheShareGoesOn() throws {
+    /// The answer's Link headers name a STUN server (listed, not used: it came after the offer's
+    /// candidates) and a TURN server with credentials (used: an allocation is tried on it; here
+    /// nothing that takes these credentials answers there), and the share goes on directly.
+    @Test func iceServersInTheLinkHeaderAreTriedOrListedAndTheShareGoesOn() throws {
         let server = try Self.server.get()
         let dir = try Tools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -428,7 +431,8 @@ import Testing
         #expect(notices.count == 2, "\(log)")
         #expect(notices.first { $0.contains("stun:127.0.0.1:3478") }?.contains("not used") == true, "\(notices)")
         #expect(notices.first { $0.contains("turn:127.0.0.1:3478?transport=udp") }?
-            .contains("(username user, credential <redacted>) — not used (TURN is not supported yet)") == true, "\(notices)")
+            .contains("(username user, credential <redacted>) — used") == true, "\(notices)")
+        #expect(log.contains("WHIP: TURN in"), "the allocation was tried: \(log)")
         #expect(!log.contains("pass word"), "the TURN credential is never printed")
     }
 

@@ -99,6 +99,7 @@ log = logging.getLogger("whip")
 
 class State:
     def __init__(self):
+        self.links = []
         self.sessions = {}  # id -> its newest RTCPeerConnection
         self.resources = {}  # resource name (id, or id~n for a later POST) -> RTCPeerConnection
         self.posts_by_id = {}
@@ -274,6 +275,9 @@ def make_app(state, port_holder, relay=None):
                                 headers={"Location": f"/whip/resource/{resource}", "ETag": f'"{resource}-1"'})
         if links:
             ice_server_links(response)
+        if alter is None and only is None and close_after_ms is None:
+            for value in state.links:
+                response.headers.add("Link", value)
         return response
 
     def bad_fingerprint(answer):
@@ -497,6 +501,8 @@ async def main():
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--summary", required=True)
     parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--link", action="append", default=[],
+                        help="a Link header value every /whip/<id> answer carries (an ICE server, RFC 9725 4.6)")
     parser.add_argument("--relay", help="rtcshare-relay, for /whip-relayed")
     parser.add_argument("--relay-port", type=int, help="the port the relay listens on (the answer names it)")
     parser.add_argument("--relay-stats", help="where the relay's JSON statistics go")
@@ -510,6 +516,7 @@ async def main():
     decoder_stop.install()
 
     state = State()
+    state.links = args.link
     port_holder = [0]
     runner = web.AppRunner(make_app(state, port_holder, relay), access_log=None)
     await runner.setup()

@@ -28,6 +28,8 @@ public struct WHIPConfiguration: Sendable {
     /// Whether the TURN servers a POST's answer names (RFC 9725 §4.6) are used: at once when the
     /// offer had no relayed candidate, and in every later offer.
     public var usesAnswerICEServers = true
+    /// The allocation lifetime asked of TURN servers (they may grant another; refreshes keep it).
+    public var turnLifetimeSeconds = 600
     /// How long allocating on the TURN servers may hold the offer back.
     public var relayGatheringTimeoutMilliseconds = 3_000
     /// PEM file of the certificate authorities a `turns:` server's certificate must chain to

@@ -56,8 +56,9 @@ extension WHIPSink {
             let a = attempts[i]
             if i == chosen {
                 relay = WHIPRelay(client: a.client, stream: a.stream, configuration: a.configuration)
-                parts.append("\(a.configuration.uri) relays at \(a.client.relayedAddress!)"
-                             + (a.client.mappedAddress.map { " (it sees \($0))" } ?? ""))
+                parts.append("\(a.configuration.uri) relays at \(a.client.relayedAddress!) ("
+                             + (a.client.mappedAddress.map { "it sees \($0); " } ?? "")
+                             + "lifetime \(a.client.lifetimeSeconds) s)")
                 continue
             }
             if a.client.isAllocated {
@@ -126,6 +127,7 @@ struct RelayAttempt {
         var c = TURNClient<SystemRandomNumberGenerator>.Configuration(server: server, transport: uri.transport ?? .udp,
                                          credentials: configuration.credentials, name: "\(uri)")
         c.software = "rtcshare \(RTCShareVersion.current)"
+        c.lifetimeSeconds = UInt32(clamping: whip.turnLifetimeSeconds)
         c.requestTimeout = .milliseconds(Int64(max(whip.relayGatheringTimeoutMilliseconds, 8_000)))
         client = TURNClient(configuration: c, random: SystemRandomNumberGenerator())
         if c.transport != .udp { stream = try TURNStream(server: server, address: address) }
