@@ -25,7 +25,9 @@ static void on_event(void *user, const rtcshare_event *event) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s URL SECONDS [BIND_HOST:PORT [vp8|h264|auto [STUN_HOST:PORT [RECONNECT]]]]\n",
+        fprintf(stderr,
+                "usage: %s URL SECONDS [BIND_HOST:PORT [vp8|h264|auto [STUN_HOST:PORT [RECONNECT\n"
+                "       [ICE_SERVERS USERNAME CREDENTIAL [all|relay]]]]]]\n",
                 argv[0]);
         return 2;
     }
@@ -41,6 +43,12 @@ int main(int argc, char **argv) {
     c.whip_stun = argc > 5 && argv[5][0] ? argv[5] : NULL;
     c.whip_reconnect = argc > 6 ? atoi(argv[6]) : 0;
     c.duration_seconds = atof(argv[2]);
+    if (argc > 9) {
+        c.whip_ice_servers = argv[7];
+        c.whip_ice_username = argv[8];
+        c.whip_ice_credential = argv[9];
+        c.whip_ice_transport_policy = argc > 10 && strcmp(argv[10], "relay") == 0 ? 1 : 0;
+    }
     if (argc > 4) {
         c.video_codec = strcmp(argv[4], "h264") == 0  ? RTCSHARE_CODEC_H264
                         : strcmp(argv[4], "vp8") == 0 ? RTCSHARE_CODEC_VP8

@@ -48,6 +48,7 @@ let package = Package(
         harness("fuzz-whip-restart", [whip]),  // WHIPICERestart.parse (a WHIP server's ICE restart answer)
         harness("fuzz-stun", [ice]),       // STUNMessage + integrity/fingerprint checks + looksLikeSTUN
         harness("fuzz-candidate", [ice]),  // ICECandidate (a=candidate) + ICEAddress
+        harness("fuzz-turn", [ice]),  // TURNClient's responses and relayed data, TURN stream framing, ICE server URIs
 
         // Writes the seed corpora (corpus/<harness>/) from the code's own writers.
         .executableTarget(name: "fuzz-seeds", dependencies: ["FuzzSupport", rtcshare, ice],

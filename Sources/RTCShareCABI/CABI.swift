@@ -316,6 +316,35 @@ private func configuration(_ c: rtcshare_config, error: inout String) -> ShareAg
             error = "whip: \(e)"
             return nil
         }
+        if let servers = string(c.whip_ice_servers) {
+            do throws(ICEError) {
+                for text in servers.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\n" }).prefix(9) {
+                    let uri = try ICEServerURI(parsing: text)
+                    if uri.isTURN {
+                        let credentials = try TURNCredentials(username: string(c.whip_ice_username) ?? "",
+                                                              password: string(c.whip_ice_credential) ?? "")
+                        whip.turnServers.append(TURNServerConfiguration(uri: uri, credentials: credentials))
+                    } else if uri.scheme == .stun, let address = uri.numericAddress, address.family == .ipv4 {
+                        do { whip.stunServers.append(try SocketAddress(parsing: "\(address.host):\(address.port)")) } catch {
+                            throw .invalidAddress("\(uri): \(error)")
+                        }
+                    } else {
+                        throw .invalidAddress("\(uri): a STUN server must be stun: with a numeric IPv4 address")
+                    }
+                }
+            } catch let e {
+                error = "whip_ice_servers: \(e)"
+                return nil
+            }
+        }
+        switch c.whip_ice_transport_policy {
+        case 0: whip.iceTransportPolicy = .all
+        case 1: whip.iceTransportPolicy = .relay
+        default:
+            error = "whip_ice_transport_policy must be 0 (all) or 1 (relay)"
+            return nil
+        }
+        whip.iceCAFile = string(c.whip_ice_ca_file)
         switch c.whip_reconnect {
         case 0: whip.reconnect.limit = .forever
         case -1: whip.reconnect.limit = .off
@@ -354,9 +383,10 @@ private func configuration(_ c: rtcshare_config, error: inout String) -> ShareAg
     return out
 }
 
-/// The `struct_size`s accepted: this header's, the ones before `whip_reconnect` and `whip_stun`
-/// were appended, and the one before `video_codec`.
+/// The `struct_size`s accepted: this header's, the ones before the ICE servers, `whip_reconnect`
+/// and `whip_stun` were appended, and the one before `video_codec`.
 private let configSizes: Set<Int> = [MemoryLayout<rtcshare_config>.size,
+                                     MemoryLayout<rtcshare_config>.offset(of: \rtcshare_config.whip_ice_servers)!,
                                      MemoryLayout<rtcshare_config>.offset(of: \rtcshare_config.whip_reconnect)!,
                                      MemoryLayout<rtcshare_config>.offset(of: \rtcshare_config.whip_stun)!,
                                      MemoryLayout<rtcshare_config>.offset(of: \rtcshare_config.video_codec)!]

@@ -122,3 +122,74 @@ public enum TURNWire {
         }
     }
 }
+
+/// Whole frames out of the bytes a TURN server sends on a stream (TCP, TLS), in a fixed buffer:
+/// bytes are appended as they arrive, `nextFrame` hands out each complete STUN message or
+/// ChannelData frame in order, and a frame longer than `maximumFrame` is skipped, not kept. A
+/// first byte that is neither STUN nor ChannelData means the stream is out of step: broken.
+public struct TURNStreamReassembly: ~Copyable {
+    public let maximumFrame: Int
+    private let buffer: UnsafeMutableRawBufferPointer
+    private var start = 0
+    private var count = 0
+    /// Bytes of an oversized frame still to be skipped.
+    private var skipping = 0
+    public private(set) var skippedFrames = 0
+
+    public init(capacity: Int = 16 << 10, maximumFrame: Int = 4096) {
+        precondition(maximumFrame >= 24 && capacity >= maximumFrame, "a TURN stream buffer holds at least one frame")
+        buffer = .allocate(byteCount: capacity, alignment: 16)
+        self.maximumFrame = maximumFrame
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Where the next bytes from the stream go (read into it, then `appended`).
+    public mutating func freeSpace() -> UnsafeMutableRawBufferPointer {
+        if start > 0 {
+            if count > 0 { buffer.baseAddress!.copyMemory(from: buffer.baseAddress! + start, byteCount: count) }
+            start = 0
+        }
+        return UnsafeMutableRawBufferPointer(rebasing: buffer[count...])
+    }
+
+    public mutating func appended(_ n: Int) {
+        precondition(n >= 0 && start + count + n <= buffer.count, "more appended than there was room for")
+        count += n
+    }
+
+    public enum Next {
+        /// A whole frame: `bytes` (valid until the next call) holds `length` bytes of it, and room after.
+        case frame(UnsafeMutableRawBufferPointer, length: Int)
+        /// No whole frame yet.
+        case needMore
+        /// The stream is out of step (the first byte of a frame says neither STUN nor ChannelData).
+        case broken(UInt8)
+    }
+
+    public mutating func nextFrame() -> Next {
+        while true {
+            if skipping > 0 {
+                let n = min(skipping, count)
+                skipping -= n
+                start += n
+                count -= n
+                if skipping > 0 { return .needMore }
+            }
+            guard count >= 4 else { return .needMore }
+            guard let length = TURNWire.frameLength(UnsafeRawBufferPointer(rebasing: buffer[start..<(start + 4)])) else {
+                return .broken(buffer[start])
+            }
+            if length > maximumFrame {
+                skipping = length
+                skippedFrames += 1
+                continue
+            }
+            guard count >= length else { return .needMore }
+            let frame = UnsafeMutableRawBufferPointer(rebasing: buffer[start..<buffer.count])
+            start += length
+            count -= length
+            return .frame(frame, length: length)
+        }
+    }
+}

@@ -159,6 +159,25 @@ import Testing
         try Self.expectDelivered(lab, "link", sent: run.frames, run.log)
     }
 
+    /// A gateway through the C ABI (`examples/whip_publish.c`): `whip_ice_servers` with the TURN
+    /// server's credentials and relay-only: the session relays, and the events say so.
+    @Test(.enabled(if: unavailable == nil, Comment(rawValue: unavailable ?? "")))
+    func aGatewayRelaysThroughTheCABI() throws {
+        let lab = try TURNLab(name: "turnc", net: 85)
+        let example = try CABIExampleTests.compileExample("whip_publish", into: lab.whip.dir)
+        let (exe, args) = lab.lab.command(in: lab.lab.a, example, [
+            lab.whip.server.base + "/whip/cabi", "5", "\(lab.lab.a.address):0", "vp8", "", "-1",
+            "turn:\(lab.turn):3478?transport=udp", TURNTests.user, TURNTests.password, "relay",
+        ])
+        let run = try Tools.run(exe, args, timeout: 60)
+        let log = String(decoding: run.stdout, as: UTF8.self)
+        #expect(run.status == 0, "\(log)\n\(run.stderr)")
+        #expect(log.contains("WHIP: connected") && log.contains("via TURN/udp relay"), "\(log)")
+        #expect(!log.contains(TURNTests.password), "the credential is never printed")
+        let decoded = try lab.decoded("cabi")
+        #expect(decoded >= 40, "aiortc decoded \(decoded) frames of 5 s: \(log)")
+    }
+
     /// Wrong credentials: one line and exit 77 (EX_NOPERM), not retried. A TURN server that
     /// is not there (relay-only, no reconnect): one line and exit 75 (EX_TEMPFAIL).
     @Test(.enabled(if: unavailable == nil, Comment(rawValue: unavailable ?? "")))

@@ -124,6 +124,19 @@ typedef struct rtcshare_config {
                                * for ever, N > 0 at most N attempts in a row, -1 never (the first
                                * failure ends the session). Appended in ABI version 1's fourth
                                * edition. */
+    /* ICE servers, appended in ABI version 1's fifth edition (a struct_size up to whip_reconnect
+     * is still taken): */
+    const char *whip_ice_servers; /* STUN and TURN URIs (RFC 7064/7065), separated by spaces or commas:
+                               * "stun:192.0.2.1:3478 turn:192.0.2.1:3478?transport=tcp turns:turn.example.net:443".
+                               * A relayed candidate is allocated before the offer on the best TURN
+                               * server that answers (UDP, then TCP, then TLS). TURN servers a WHIP
+                               * answer names in Link headers are used as well. NULL: none. */
+    const char *whip_ice_username;   /* the TURN servers' username */
+    const char *whip_ice_credential; /* the TURN servers' password (never logged) */
+    int32_t whip_ice_transport_policy; /* 0: all candidates; 1: relay only (nothing leaves but toward
+                               * the TURN server) */
+    const char *whip_ice_ca_file; /* PEM CAs a turns: server's certificate must chain to; NULL: the
+                               * system's store */
 } rtcshare_config;
 
 /* A picture handed in; planes are read during the call only. */

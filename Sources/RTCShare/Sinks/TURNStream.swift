@@ -4,8 +4,8 @@ import RTCShareIO
 /// The stream to a TURN server reached over TCP (RFC 8656 §3.1, RFC 6062 framing): whole STUN
 /// messages and ChannelData frames go out, whole frames come back. Bounded both ways: a frame
 /// that does not fit the outbox is dropped (as a full UDP send buffer drops a datagram; the
-/// frames already in it are never cut), and an arriving frame longer than `maximumFrame` is
-/// skipped. A stream out of step (a first byte that is neither STUN nor ChannelData) is broken.
+/// frames already in it are never cut); arriving bytes are cut into frames by
+/// `TURNStreamReassembly` (an oversized frame skipped, a stream out of step broken).
 final class TURNStream {
     /// Largest frame taken from the server (a relayed datagram with its framing); longer ones
     /// are skipped.
@@ -20,10 +20,7 @@ final class TURNStream {
     private(set) var connected = false
     /// Frames dropped because the outbox was full.
     private(set) var droppedFrames = 0
-    private let inbox: UnsafeMutableRawBufferPointer
-    private var inCount = 0
-    /// Bytes of an oversized frame still to be skipped.
-    private var skipping = 0
+    private var inbox = TURNStreamReassembly(capacity: TURNStream.inboxBytes, maximumFrame: TURNStream.maximumFrame)
     private let outbox: UnsafeMutableRawBufferPointer
     private var outStart = 0
     private var outCount = 0
@@ -31,14 +28,10 @@ final class TURNStream {
     init(server: ICEAddress, address: SocketAddress) throws(SocketError) {
         connection = try TCPConnection(connectingTo: address)
         self.server = server
-        inbox = .allocate(byteCount: Self.inboxBytes, alignment: 16)
         outbox = .allocate(byteCount: Self.outboxBytes, alignment: 16)
     }
 
-    deinit {
-        inbox.deallocate()
-        outbox.deallocate()
-    }
+    deinit { outbox.deallocate() }
 
     var descriptor: Int32 { connection.descriptor }
     var hasPendingOutput: Bool { outCount > 0 }
@@ -95,10 +88,9 @@ final class TURNStream {
     /// call, with room after them); the reason when the stream closed or broke.
     func receiveFrames(_ frame: (UnsafeMutableRawBufferPointer, Int) -> Void) -> String? {
         for _ in 0..<16 {
-            let free = UnsafeMutableRawBufferPointer(rebasing: inbox[inCount...])
-            switch connection.receive(into: free) {
+            switch connection.receive(into: inbox.freeSpace()) {
             case .bytes(let n):
-                inCount += n
+                inbox.appended(n)
             case .wouldBlock:
                 return nil
             case .closed:
@@ -106,36 +98,13 @@ final class TURNStream {
             case .failed(let error):
                 return error.description
             }
-            if let broken = deliver(frame) { return broken }
-        }
-        return nil
-    }
-
-    /// Hands out the whole frames at the start of the inbox and keeps the rest.
-    private func deliver(_ frame: (UnsafeMutableRawBufferPointer, Int) -> Void) -> String? {
-        var start = 0
-        while true {
-            if skipping > 0 {
-                let n = min(skipping, inCount - start)
-                skipping -= n
-                start += n
-                if skipping > 0 { break }
+            frames: while true {
+                switch inbox.nextFrame() {
+                case .frame(let bytes, let length): frame(bytes, length)
+                case .needMore: break frames
+                case .broken(let byte): return "the server's stream is out of step (byte 0x\(String(byte, radix: 16)))"
+                }
             }
-            guard inCount - start >= 4 else { break }
-            guard let length = TURNWire.frameLength(UnsafeRawBufferPointer(rebasing: inbox[start..<(start + 4)])) else {
-                return "the server's stream is out of step (byte 0x\(String(inbox[start], radix: 16)))"
-            }
-            if length > Self.maximumFrame {
-                skipping = length
-                continue
-            }
-            guard inCount - start >= length else { break }
-            frame(UnsafeMutableRawBufferPointer(rebasing: inbox[start..<inbox.count]), length)
-            start += length
-        }
-        if start > 0 {
-            if inCount > start { inbox.baseAddress!.copyMemory(from: inbox.baseAddress! + start, byteCount: inCount - start) }
-            inCount -= start
         }
         return nil
     }

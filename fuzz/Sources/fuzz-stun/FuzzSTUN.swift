@@ -99,12 +99,20 @@ private func readAttributes(_ m: STUNMessage) {
         fuzzCheck(a.size % 4 == 0 && a.size == 4 + (a.valueSize + 3) / 4 * 4, "attribute \(a) size \(a.size)")
         consume(a.code)
         switch a {
-        case .mappedAddress(let x), .xorMappedAddress(let x):
+        case .mappedAddress(let x), .xorMappedAddress(let x), .xorRelayedAddress(let x), .xorPeerAddress(let x):
             checkAddress(x)
         case .username(let s):
             fuzzCheck(s.utf8.count <= STUNAttribute.maxUsernameBytes, "USERNAME of \(s.utf8.count) bytes")
-        case .software(let s):
-            fuzzCheck(s.utf8.count <= STUNAttribute.maxTextBytes, "SOFTWARE of \(s.utf8.count) bytes")
+        case .software(let s), .realm(let s), .nonce(let s):
+            fuzzCheck(s.utf8.count <= STUNAttribute.maxTextBytes, "text attribute of \(s.utf8.count) bytes")
+        case .passwordAlgorithms(let bytes):
+            fuzzCheck(bytes.count % 4 == 0 && bytes.count <= STUNAttribute.maxTextBytes, "PASSWORD-ALGORITHMS of \(bytes.count)")
+        case .lifetime(let v):
+            consume(v)
+        case .requestedTransport(let v):
+            consume(v)
+        case .channelNumber(let v), .passwordAlgorithm(let v):
+            consume(v)
         case .errorCode(let code, let reason):
             fuzzCheck((300...699).contains(code), "ERROR-CODE \(code)")
             fuzzCheck(reason.utf8.count <= STUNAttribute.maxTextBytes, "error reason of \(reason.utf8.count) bytes")
