@@ -20,6 +20,8 @@
 #define RTCS_OPENSSL_FUNCTIONS(X) \
     X(ASN1_INTEGER_free) \
     X(BIO_clear_flags) \
+    X(BIO_ctrl_pending) \
+    X(BIO_free) \
     X(BIO_get_data) \
     X(BIO_get_new_index) \
     X(BIO_meth_free) \
@@ -29,6 +31,9 @@
     X(BIO_meth_set_read) \
     X(BIO_meth_set_write) \
     X(BIO_new) \
+    X(BIO_read) \
+    X(BIO_s_mem) \
+    X(BIO_write) \
     X(BIO_set_data) \
     X(BIO_set_flags) \
     X(BIO_set_init) \
@@ -52,6 +57,8 @@
     X(OPENSSL_cleanse) \
     X(RAND_bytes) \
     X(SSL_CTX_check_private_key) \
+    X(SSL_CTX_load_verify_locations) \
+    X(SSL_CTX_set_default_verify_paths) \
     X(SSL_CTX_ctrl) \
     X(SSL_CTX_free) \
     X(SSL_CTX_new) \
@@ -67,17 +74,24 @@
     X(SSL_export_keying_material) \
     X(SSL_free) \
     X(SSL_get_error) \
+    X(SSL_get0_param) \
+    X(SSL_get_verify_result) \
     X(SSL_get_ex_data) \
     X(SSL_get_selected_srtp_profile) \
     X(SSL_is_init_finished) \
     X(SSL_new) \
     X(SSL_read) \
     X(SSL_set_accept_state) \
+    X(SSL_set1_host) \
     X(SSL_set_bio) \
     X(SSL_set_connect_state) \
     X(SSL_set_ex_data) \
     X(SSL_set_info_callback) \
     X(SSL_shutdown) \
+    X(SSL_write) \
+    X(TLS_client_method) \
+    X(X509_VERIFY_PARAM_set1_ip_asc) \
+    X(X509_verify_cert_error_string) \
     X(X509_NAME_add_entry_by_txt) \
     X(X509_NAME_free) \
     X(X509_NAME_new) \

@@ -90,4 +90,19 @@
 #define EVP_DigestFinal_ex (rtcs_openssl.EVP_DigestFinal_ex)
 #define EVP_Digest (rtcs_openssl.EVP_Digest)
 
+#define BIO_ctrl_pending (rtcs_openssl.BIO_ctrl_pending)
+#define BIO_read (rtcs_openssl.BIO_read)
+#define BIO_s_mem (rtcs_openssl.BIO_s_mem)
+#define BIO_write (rtcs_openssl.BIO_write)
+#define SSL_CTX_load_verify_locations (rtcs_openssl.SSL_CTX_load_verify_locations)
+#define SSL_CTX_set_default_verify_paths (rtcs_openssl.SSL_CTX_set_default_verify_paths)
+#define SSL_get0_param (rtcs_openssl.SSL_get0_param)
+#define SSL_get_verify_result (rtcs_openssl.SSL_get_verify_result)
+#define SSL_set1_host (rtcs_openssl.SSL_set1_host)
+#define SSL_write (rtcs_openssl.SSL_write)
+#define TLS_client_method (rtcs_openssl.TLS_client_method)
+#define X509_VERIFY_PARAM_set1_ip_asc (rtcs_openssl.X509_VERIFY_PARAM_set1_ip_asc)
+#define X509_verify_cert_error_string (rtcs_openssl.X509_verify_cert_error_string)
+
+#define BIO_free (rtcs_openssl.BIO_free)
 #endif

@@ -21,18 +21,29 @@ import Testing
         let whip: OutageTests.WHIPLab
         let coturn: BackgroundProcess
         let credentialFile: String
+        /// The CA a TLS lab's certificate is signed by.
+        let caFile: String
         var lab: NetworkLab { whip.lab }
         var turn: String { whip.lab.b.address }
 
-        init(name: String, net: UInt8, nonceLifetime: Int? = nil, serverArguments: (NetworkLab) -> [String] = { _ in [] }) throws {
+        /// With `tlsNamed`, coturn also takes TLS on TCP 443 with a certificate for that IP address,
+        /// signed by a CA the test makes (`caFile`).
+        init(name: String, net: UInt8, nonceLifetime: Int? = nil, tlsNamed: ((NetworkLab) -> String)? = nil,
+             serverArguments: (NetworkLab) -> [String] = { _ in [] }) throws {
             whip = try OutageTests.WHIPLab(name: name, net: net, serverArguments: serverArguments)
             let dir = whip.dir
+            caFile = dir.appendingPathComponent("ca.pem").path
+            var tls = ["--no-tls"]
+            if let tlsNamed {
+                let (cert, key) = try TURNTests.makeCertificate(in: dir, ip: tlsNamed(whip.lab))
+                tls = ["--tls-listening-port", "443", "--cert", cert, "--pkey", key]
+            }
             var arguments = [
-                "-n", "-v", "--no-cli", "--no-tls", "--no-dtls", "-L", whip.lab.b.address, "--relay-ip", whip.lab.b.address,
+                "-n", "-v", "--no-cli", "--no-dtls", "-L", whip.lab.b.address, "--relay-ip", whip.lab.b.address,
                 "-p", "3478", "--lt-cred-mech", "--user", "\(TURNTests.user):\(TURNTests.password)", "--realm", "rtcshare.test",
                 "--log-file", "stdout", "--simple-log", "--pidfile", dir.appendingPathComponent("turnserver.pid").path,
                 "--userdb", dir.appendingPathComponent("turndb").path,
-            ]
+            ] + tls
             if let nonceLifetime { arguments += ["--stale-nonce=\(nonceLifetime)"] }
             let (exe, args) = whip.lab.command(in: whip.lab.b, Tools.which("turnserver")!, arguments)
             coturn = try BackgroundProcess(exe, args, in: dir, name: "coturn")
@@ -96,6 +107,25 @@ import Testing
         }
     }
 
+    /// A CA (ca.pem in `dir`) and a server certificate for `ip` signed by it; (cert, key) paths.
+    static func makeCertificate(in dir: URL, ip: String) throws -> (String, String) {
+        let openssl = try #require(Tools.which("openssl"), "openssl is needed for the TLS tests")
+        func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+        try "subjectAltName=IP:\(ip)\n".write(toFile: path("san.ext"), atomically: true, encoding: .utf8)
+        for arguments in [
+            ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", path("ca.key"),
+             "-out", path("ca.pem"), "-days", "2", "-subj", "/CN=rtcshare test CA"],
+            ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", path("turn.key"),
+             "-out", path("turn.csr"), "-subj", "/CN=turn"],
+            ["x509", "-req", "-in", path("turn.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"), "-CAcreateserial",
+             "-out", path("turn.pem"), "-days", "2", "-extfile", path("san.ext")],
+        ] {
+            let run = try Tools.run(openssl, arguments, timeout: 30)
+            try #require(run.status == 0, "openssl \(arguments[0]): \(run.stderr)")
+        }
+        return (path("turn.pem"), path("turn.key"))
+    }
+
     /// The selected pair in the log's "connected" line.
     static func path(_ log: String) -> String {
         log.split(separator: "\n").first { $0.contains("WHIP: connected") }.map { String($0) } ?? "(not connected)"
@@ -130,6 +160,35 @@ import Testing
         try Self.expectDelivered(lab, "tcp", sent: run.frames, run.log)
     }
 
+    /// Only TCP 443 may leave (the port-filtering firewall of an office or a hotel): TURN over
+    /// TLS on 443, its certificate checked against the CA the test made.
+    @Test(.enabled(if: unavailable == nil, Comment(rawValue: unavailable ?? "")))
+    func onlyTCP443AllowedRelaysOverTLS() throws {
+        let lab = try TURNLab(name: "turns", net: 84, tlsNamed: { $0.b.address })
+        try lab.firewall([lab.signalling, "ip daddr \(lab.turn) tcp dport 443 accept"])
+        let run = try lab.share("tls", seconds: 6, [
+            "--ice-server", "turn:\(lab.turn):3478?transport=udp", "--ice-server", "turns:\(lab.turn):443",
+            "--ice-username", TURNTests.user, "--ice-credential-file", lab.credentialFile, "--ice-ca", lab.caFile,
+        ])
+        #expect(run.status == 0, "\(run.log)")
+        #expect(Self.path(run.log).contains("via TURN/tls relay"), "\(run.log)")
+        try Self.expectDelivered(lab, "tls", sent: run.frames, run.log)
+    }
+
+    /// A certificate made for another address: one line, exit 78 (EX_CONFIG: another attempt
+    /// meets the same certificate), and nothing relayed.
+    @Test(.enabled(if: unavailable == nil, Comment(rawValue: unavailable ?? "")))
+    func aCertificateForAnotherNameIsRefusedInOneLine() throws {
+        let lab = try TURNLab(name: "turnx", net: 83, tlsNamed: { _ in "192.0.2.77" })
+        let run = try lab.share("badcert", seconds: 5, [
+            "--ice-server", "turns:\(lab.turn):443", "--ice-username", TURNTests.user,
+            "--ice-credential-file", lab.credentialFile, "--ice-ca", lab.caFile, "--ice-transport-policy", "relay",
+        ])
+        #expect(run.status == 78, "\(run.log)")
+        let errors = run.log.split(separator: "\n").filter { $0.hasPrefix("rtcshare: error:") }
+        #expect(errors.count == 1 && errors[0].contains("certificate does not verify"), "\(run.log)")
+    }
+
     /// Everything open, but relay-only: the offer names the relayed candidate alone and the
     /// selected pair is relayed.
     @Test(.enabled(if: unavailable == nil, Comment(rawValue: unavailable ?? "")))
@@ -147,10 +206,10 @@ import Testing
     /// credentials, and with only that server's UDP port open the share relays through it.
     @Test(.enabled(if: unavailable == nil, Comment(rawValue: unavailable ?? "")))
     func theTURNServerTheAnswerNamesIsUsed() throws {
-        let lab = try TURNLab(name: "turnl", net: 88) { lab in
+        let lab = try TURNLab(name: "turnl", net: 88, serverArguments: { lab in
             ["--link", "<turn:\(lab.b.address):3478?transport=udp>; rel=\"ice-server\"; username=\"\(TURNTests.user)\"; "
                 + "credential=\"\(TURNTests.password)\"; credential-type=\"password\""]
-        }
+        })
         try lab.firewall([lab.signalling, "ip daddr \(lab.turn) udp dport 3478 accept"])
         let run = try lab.share("link", seconds: 6, [])
         #expect(run.status == 0, "\(run.log)")

@@ -140,6 +140,31 @@ int rtcs_crypto_sha1_update(void *ctx, const void *data, size_t len);
 int rtcs_crypto_sha1_final(void *ctx, uint8_t out[20]);
 int rtcs_crypto_sha1(const void *data, size_t len, uint8_t out[20]);
 
+// ---- TLS client (TURN over TLS) ----
+
+typedef struct rtcs_tls_client rtcs_tls_client;
+
+enum { RTCS_TLS_FAILED = -1, RTCS_TLS_CERTIFICATE = -2 };
+
+/// A TLS client (1.2 or newer) for `host` (a DNS name: SNI and the certificate's name; or an IP
+/// address: the certificate's IP SAN), trusting the CAs in `ca_file` (PEM) or, when NULL, the
+/// system's store. NULL with a line in `error` when it cannot be made.
+rtcs_tls_client *rtcs_tls_client_new(const char *host, const char *ca_file, char *error, size_t error_len);
+void rtcs_tls_client_free(rtcs_tls_client *c);
+/// Bytes from the TCP stream; 1 when taken.
+int rtcs_tls_client_feed(rtcs_tls_client *c, const uint8_t *data, size_t len);
+/// Drives the handshake: 1 established, 0 under way (send what is pending, feed what comes),
+/// RTCS_TLS_CERTIFICATE (the certificate does not verify: rtcs_tls_client_error says why) or
+/// RTCS_TLS_FAILED.
+int rtcs_tls_client_handshake(rtcs_tls_client *c);
+/// Ciphertext waiting to be sent, and taking it.
+size_t rtcs_tls_client_pending(rtcs_tls_client *c);
+size_t rtcs_tls_client_take(rtcs_tls_client *c, uint8_t *out, size_t cap);
+/// Application data: written (its length, or -1), read (bytes, 0 when none yet, -1 closed or failed).
+long rtcs_tls_client_write(rtcs_tls_client *c, const uint8_t *data, size_t len);
+long rtcs_tls_client_read(rtcs_tls_client *c, uint8_t *out, size_t cap);
+const char *rtcs_tls_client_error(const rtcs_tls_client *c);
+
 enum { RTCS_DIGEST_SHA1 = 1, RTCS_DIGEST_SHA256 = 2, RTCS_DIGEST_MD5 = 3 };
 /// A one-shot digest (RTCS_DIGEST_*) into `out`; its length, or 0 when OpenSSL cannot be loaded,
 /// the algorithm is unknown or `out_len` is too small.

@@ -80,7 +80,7 @@ extension WHIPSink {
         var fds = [pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0)]
         for a in attempts {
             guard let stream = a.stream, a.outcome == nil else { continue }
-            let events = stream.connected ? (stream.hasPendingOutput ? POLLIN | POLLOUT : POLLIN) : POLLOUT
+            let events = (stream.wantsWrite ? POLLOUT : 0) | (stream.phase == .connecting ? 0 : POLLIN)
             fds.append(pollfd(fd: stream.descriptor, events: Int16(events), revents: 0))
         }
         var wake = until
@@ -130,7 +130,10 @@ struct RelayAttempt {
         c.lifetimeSeconds = UInt32(clamping: whip.turnLifetimeSeconds)
         c.requestTimeout = .milliseconds(Int64(max(whip.relayGatheringTimeoutMilliseconds, 8_000)))
         client = TURNClient(configuration: c, random: SystemRandomNumberGenerator())
-        if c.transport != .udp { stream = try TURNStream(server: server, address: address) }
+        if c.transport != .udp {
+            stream = try TURNStream(server: server, address: address, tlsHost: c.transport == .tls ? uri.host : nil,
+                                    caFile: whip.iceCAFile)
+        }
     }
 
     /// Sends what the client has, starts it once its way to the server is up, and notes its end.
@@ -153,22 +156,35 @@ struct RelayAttempt {
         }
     }
 
-    /// The stream's connect, its reads and writes.
+    /// The stream's connect (and TLS handshake), its reads and writes.
     mutating func serviceStream(at now: MediaTime) {
         guard let stream, outcome == nil else { return }
-        if !stream.connected {
+        if stream.phase == .connecting {
             let (_, writable) = stream.connection.wait(readable: false, writable: true, timeoutMicroseconds: 0)
             guard writable else { return }
-            if let why = stream.finishConnect() { outcome = .unreachable(server: "\(configuration.uri)", why: why) }
+            if let why = stream.finishConnect() { broke(why) }
             return
         }
-        if let why = stream.flush() { return client.streamClosed(why) }
+        if let why = stream.flush() { return broke(why) }
         var client = self.client
         let why = stream.receiveFrames { frame, count in
             _ = client.receive(UnsafeRawBufferPointer(rebasing: frame[0..<count]), at: now)
         }
         self.client = client
-        if let why { self.client.streamClosed(why) }
+        if let why { broke(why) }
+    }
+
+    /// The stream failed: before the allocation started, the server could not be reached (or
+    /// its certificate was refused); after, the allocation is gone with it.
+    private mutating func broke(_ why: String) {
+        let name = "\(configuration.uri)"
+        if stream?.certificateRefused == true {
+            outcome = .certificate(server: name, why: why)
+        } else if !started {
+            outcome = .unreachable(server: name, why: why)
+        } else {
+            client.streamClosed(why)
+        }
     }
 
     /// Lets an allocation not chosen go.
