@@ -19,7 +19,8 @@ import Testing
     /// 3478, relaying on side b's address).
     final class TURNLab {
         let whip: OutageTests.WHIPLab
-        let coturn: BackgroundProcess
+        private(set) var coturn: BackgroundProcess
+        private let coturnArguments: [String]
         let credentialFile: String
         /// The CA a TLS lab's certificate is signed by.
         let caFile: String
@@ -45,11 +46,16 @@ import Testing
                 "--userdb", dir.appendingPathComponent("turndb").path,
             ] + tls
             if let nonceLifetime { arguments += ["--stale-nonce=\(nonceLifetime)"] }
-            let (exe, args) = whip.lab.command(in: whip.lab.b, Tools.which("turnserver")!, arguments)
-            coturn = try BackgroundProcess(exe, args, in: dir, name: "coturn")
+            coturnArguments = arguments
+            coturn = try Self.startCoturn(whip, arguments)
             credentialFile = dir.appendingPathComponent("turn-credential").path
             try (TURNTests.password + "\n").write(toFile: credentialFile, atomically: true, encoding: .utf8)
-            // Up once it listens on TCP 3478 (it opens UDP at the same time).
+        }
+
+        /// coturn started on side b, once it listens on TCP 3478 (it opens UDP at the same time).
+        static func startCoturn(_ whip: OutageTests.WHIPLab, _ arguments: [String]) throws -> BackgroundProcess {
+            let (exe, args) = whip.lab.command(in: whip.lab.b, Tools.which("turnserver")!, arguments)
+            let coturn = try BackgroundProcess(exe, args, in: whip.dir, name: "coturn")
             var up = false
             try waitUntil(timeout: 10, interval: 0.1) {
                 let (e, a) = whip.lab.command(in: whip.lab.b, "/bin/sh", ["-c", "ss -ltn | grep -q '\(whip.lab.b.address):3478 '"])
@@ -57,6 +63,15 @@ import Testing
                 return up || !coturn.isRunning
             }
             try #require(up, "coturn did not start: \(String(decoding: coturn.stdout, as: UTF8.self).suffix(1500))")
+            return coturn
+        }
+
+        /// coturn killed (every allocation gone with it) and started again.
+        func restartCoturn(after seconds: Double) throws {
+            coturn.kill()
+            _ = coturn.wait(timeout: 5)
+            Thread.sleep(forTimeInterval: seconds)
+            coturn = try Self.startCoturn(whip, coturnArguments)
         }
 
         deinit { coturn.stop(SIGTERM, timeout: 5) }
@@ -187,6 +202,28 @@ import Testing
         #expect(run.status == 78, "\(run.log)")
         let errors = run.log.split(separator: "\n").filter { $0.hasPrefix("rtcshare: error:") }
         #expect(errors.count == 1 && errors[0].contains("certificate does not verify"), "\(run.log)")
+    }
+
+    /// coturn killed mid-share and started again 3 s later, rtcshare relaying over TCP: the
+    /// stream's end ends the path, the share reconnects with a new allocation, and aiortc decodes
+    /// media captured after coturn came back within 10 s of it.
+    @Test(.enabled(if: unavailable == nil, Comment(rawValue: unavailable ?? "")))
+    func aTURNServerKilledAndStartedAgainIsRelayedThroughAgain() throws {
+        let lab = try TURNLab(name: "turnk", net: 82)
+        try lab.firewall(["meta l4proto udp drop", lab.signalling, "ip daddr \(lab.turn) tcp dport 3478 accept"])
+        let share = try lab.whip.share([
+            "--whip", lab.whip.server.base + "/whip/kill", "--size", "640x360", "--fps", "15", "--duration", "40",
+        ] + lab.turnOptions(["tcp"]))
+        defer { share.kill() }
+        try #require(share.waitForOutput(containing: "WHIP: connected", timeout: 20), "\(share.stderr)")
+        usleep(3_000_000)
+        try lab.restartCoturn(after: 3)
+        let back = ReconnectLabTests.monotonic32()
+        let took = try ReconnectLabTests.decodedAfter(back, lab.whip.server, "kill", timeout: 30)
+        print("TURNTests kill: media captured after coturn came back decoded \(took.map { String(format: "%.1f", $0) } ?? "never") s after it")
+        #expect(took.map { $0 <= 10 } == true, "\(share.stderr)")
+        #expect(share.stderr.contains("rtcshare: reconnecting") && share.stderr.contains("TURN connection"), "\(share.stderr)")
+        #expect(share.stop(SIGINT, timeout: 15) == 0, "\(share.stderr)")
     }
 
     /// Everything open, but relay-only: the offer names the relayed candidate alone and the

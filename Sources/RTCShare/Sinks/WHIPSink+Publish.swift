@@ -57,6 +57,10 @@ extension WHIPSink {
         private(set) var undeleted: [String] = []
         /// The TURN servers an answer named (RFC 9725 §4.6), offered from in every later offer.
         private(set) var answerTURNServers: [TURNServerConfiguration] = []
+        /// The last connection ran through a TURN relay: an offer without one (every TURN server
+        /// unreachable for now) would only wait out ICE's timeout, so it is not made; the
+        /// attempt fails and the policy tries again after its back-off.
+        var lastPathRelayed = false
         static let maximumUndeleted = 8
 
         init(configuration: WHIPConfiguration, socket: UDPSocket, certificate: consuming DTLSCertificate,
@@ -78,6 +82,9 @@ extension WHIPSink {
             let createdAt = MonotonicClock.now()
             var offer = try Offer(configuration, codecs: codecs, socket: socket, certificate: certificate,
                                   identity: identity, turnServers: configuration.turnServers + answerTURNServers)
+            if offer.relay == nil, lastPathRelayed, let failure = offer.relayFailures.first {
+                throw .connection(.transport(.relay(failure)))
+            }
             let publication: WHIPPublication
             do throws(WHIPError) {
                 publication = try client.publish(to: configuration.url, offer: WebRTCOffer.text(offer.sdp),

@@ -324,6 +324,7 @@ public final class WHIPSink: MediaSink, TransportOutput {
 
     private func connected(_ session: WHIPPublishedSession, at now: MediaTime) {
         session.connectedAt = now
+        publisher.lastPathRelayed = session.transport.connection?.isRelayed ?? false
         policy.connected(at: now)
         if let lostAt {
             changes.append(.reconnected(afterMilliseconds: (now - lostAt).microseconds / 1000))
