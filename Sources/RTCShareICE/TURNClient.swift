@@ -136,6 +136,9 @@ public struct TURNClient<Random: RandomNumberGenerator> {
     public static var maximumChannels: Int { 16 }
     /// Datagrams held while a peer's permission is being installed.
     public static var maximumHeld: Int { 8 }
+    /// Peers (permissions) kept at most: ICE's candidates of one session, and those an ICE
+    /// restart adds. Datagrams to more are dropped.
+    public static var maximumPeers: Int { 32 }
     /// Permissions (and channels) are renewed this often (they last 5 and 10 minutes).
     static var renewal: MediaDuration { .seconds(240) }
 
@@ -257,6 +260,10 @@ public struct TURNClient<Random: RandomNumberGenerator> {
         if let p = peers.firstIndex(where: { $0.address == peer }) {
             if peers[p].installed { return wrapReady(payload, to: peer, into: buffer) }
         } else {
+            guard peers.count < Self.maximumPeers else {
+                counters.dropped += 1
+                return nil
+            }
             addPeer(peer, at: now)
         }
         hold(payload, for: peer)
@@ -267,7 +274,8 @@ public struct TURNClient<Random: RandomNumberGenerator> {
     /// answer's candidates): the first checks then need not wait for them.
     public mutating func permit(_ addresses: [ICEAddress], at now: MediaTime) {
         guard state == .allocated else { return }
-        for a in addresses where a.family == relayedAddress?.family && !peers.contains(where: { $0.address == a }) {
+        for a in addresses where a.family == relayedAddress?.family && !peers.contains(where: { $0.address == a })
+            && peers.count < Self.maximumPeers {
             addPeer(a, at: now)
         }
     }

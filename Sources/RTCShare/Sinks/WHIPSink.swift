@@ -69,7 +69,13 @@ public final class WHIPSink: MediaSink, TransportOutput {
     /// binary. Measured (release build, `/proc/PID/smaps` mid-share) as the resident size of a
     /// `--whip` share into aiortc less the same share to a file, less the history: 9.56 MiB at
     /// 640x360, 9.93 at 1280x720.
-    public static func heapBytes(_ configuration: WHIPConfiguration) -> Int { (39 << 20) / 4 }
+    /// With TURN servers, 0.25 MiB more: the stream's buffers (80 KiB) and OpenSSL's TLS client
+    /// with its CA store; measured (release build, peak RSS of a 1280x720@20 share with audio
+    /// into aiortc through coturn, relay-only, against the same share direct, 3 runs): TURN/UDP
+    /// +0.02–0.18 MiB, TURN/TCP −0.21–+0.14, TURN/TLS −0.08–+1.03 (median +0.13).
+    public static func heapBytes(_ configuration: WHIPConfiguration) -> Int {
+        (39 << 20) / 4 + (configuration.turnServers.isEmpty ? 0 : 256 << 10)
+    }
 
     /// What closing loads once the encoder has gone: libcurl again for the DELETE, with its
     /// chain (GnuTLS, Kerberos, LDAP, libssh2, p11-kit, nettle …: 3.9 MiB of pages) and its heap.
