@@ -9,9 +9,10 @@ import RTCShareCore
 /// out without allocating.
 ///
 /// Non-copyable: one value owns one libvpx context, destroyed when the value ends. libvpx
-/// allocates its own memory outside the CCore budget: measured with these defaults, about
-/// 25 MiB resident right after init and 34 MiB once encoding at 1280x720 (55 and 72 MiB at
-/// 1920x1080), most of it a per-macroblock token buffer zeroed at init.
+/// allocates its own memory outside the CCore budget, most of it a per-macroblock token buffer
+/// (21 MiB at 1280x720, 48 MiB at 1920x1080) that it zero-fills at init: resident whole unless
+/// `reclaimStartupZeroPages` leaves that fill out (`StartupZeroFill`), when only the pages a
+/// frame's tokens reach become resident.
 ///
 /// Keyframes: the first frame is one. `requestKeyframe(nowMicroseconds:)` (a PLI or FIR) makes
 /// the next frame one unless a request was accepted less than
@@ -33,6 +34,8 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     public private(set) var stats = Stats()
     /// Bytes of all-zero pages given back after libvpx's init (`reclaimStartupZeroPages`).
     public private(set) var startupBytesReclaimed = 0
+    /// Bytes of libvpx's start-up zero-fill left out, never made resident (`StartupZeroFill`).
+    public private(set) var startupZeroFillSkipped = 0
 
     private var keyframePending = false
     /// Spaces accepted keyframe requests (`minimumKeyframeRequestIntervalMicroseconds`).
@@ -86,15 +89,21 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
             try MediaError.check(vpx: vpx_codec_enc_config_default(vpx_codec_vp8_cx(), codecConfig, 0))
             configuration.apply(to: &codecConfig.pointee)
             // libvpx runs one thread (`apply(to:)`): it starts none that could write meanwhile.
-            let (_, reclaimed) = try StartupZeroPages.around(enabled: configuration.reclaimStartupZeroPages) { () throws(MediaError) in
-                try MediaError.check(vpx: rtcs_vpx_enc_init(context, codecConfig, 0), context: context)
-                opened = true
-                for (control, value) in configuration.controls {
-                    try MediaError.check(vpx: rtcs_vpx_control_int(context, control, value),
-                                         context: context)
+            // Its zero-fill of the token buffer is left out first (`StartupZeroFill`); the
+            // reclaim gives back what was zeroed by other means.
+            let reclaim = configuration.reclaimStartupZeroPages
+            let ((_, skipped), reclaimed) = try StartupZeroPages.around(enabled: reclaim) { () throws(MediaError) in
+                try StartupZeroFill.around(.libvpx, enabled: reclaim) { () throws(MediaError) in
+                    try MediaError.check(vpx: rtcs_vpx_enc_init(context, codecConfig, 0), context: context)
+                    opened = true
+                    for (control, value) in configuration.controls {
+                        try MediaError.check(vpx: rtcs_vpx_control_int(context, control, value),
+                                             context: context)
+                    }
                 }
             }
             startupBytesReclaimed = reclaimed
+            startupZeroFillSkipped = skipped
         } catch {
             cleanUp()
             throw error
