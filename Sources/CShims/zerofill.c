@@ -28,9 +28,10 @@
 #define RTCS_R_GLOB_DAT R_AARCH64_GLOB_DAT
 #endif
 
-// Fills shorter than this go straight through: the big buffers are what matter, and a short
-// fill is not worth reading /proc for.
-enum { SPARSE_MINIMUM_BYTES = 1 << 20, MAX_SLOTS = 4 };
+// Fills shorter than this go straight through: smaller blocks come from malloc's heap, whose
+// pages are mostly resident already (`ccore_heap_map_large_fresh` maps from 128 KiB up), and a
+// short fill is not worth reading /proc for.
+enum { SPARSE_MINIMUM_BYTES = 128 << 10, MAX_SLOTS = 4 };
 
 typedef void *(*memset_fn)(void *, int, size_t);
 
