@@ -213,6 +213,18 @@ ccore_status ccore_reclaim_new_zero_pages(const ccore_range *before, size_t befo
     return CCORE_OK;
 }
 
+ccore_status ccore_discard_pages(uintptr_t start, uintptr_t end, size_t *discarded_bytes) {
+    if (!discarded_bytes || end < start) return CCORE_ERR_INVALID;
+    *discarded_bytes = 0;
+    const size_t page = page_size();
+    const uintptr_t first = (start + page - 1) & ~(uintptr_t)(page - 1);
+    const uintptr_t last = end & ~(uintptr_t)(page - 1);
+    if (first >= last) return CCORE_OK;
+    if (madvise((void *)first, last - first, MADV_DONTNEED) != 0) return CCORE_ERR_INVALID;
+    *discarded_bytes = last - first;
+    return CCORE_OK;
+}
+
 int ccore_heap_map_large_fresh(size_t min_bytes) {
 #if defined(__GLIBC__)
     if (min_bytes > (size_t)INT_MAX) return 0;

@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -41,9 +42,18 @@ static void **slots[MAX_SLOTS];
 static size_t slot_count;
 static int slots_read_only;               // the slots' pages are RELRO: made read-only again
 static atomic_size_t skipped_total;
+// The largest fill of the window (the library's thread only: other threads' fills are not
+// recorded while one is open, as their order is unknown).
+static void *largest_start;
+static size_t largest_bytes;
+static pthread_t window_thread;
 
 static void *sparse_memset(void *p, int c, size_t n) {
     if (c != 0 || n < SPARSE_MINIMUM_BYTES) return original(p, c, n);
+    if (pthread_equal(pthread_self(), window_thread) && n > largest_bytes) {
+        largest_start = p;
+        largest_bytes = n;
+    }
     size_t skipped = 0;
     ccore_zero_fill_sparse(p, n, original, &skipped);
     atomic_fetch_add_explicit(&skipped_total, skipped, memory_order_relaxed);
@@ -159,6 +169,9 @@ int rtcs_zerofill_begin(rtcs_zerofill_library library) {
         if ((memset_fn)*slots[i] != original) goto refused;  // bound to different things: leave it
     if (slots_read_only && protect_slots(1) != 0) goto refused;
     atomic_store(&skipped_total, 0);
+    largest_start = NULL;
+    largest_bytes = 0;
+    window_thread = pthread_self();
     for (size_t i = 0; i < slot_count; i++)
         __atomic_store_n(&slots[i][0], (void *)sparse_memset, __ATOMIC_RELEASE);
     return 0;
@@ -185,4 +198,9 @@ size_t rtcs_zerofill_end(void) {
 #else
     return 0;
 #endif
+}
+
+void rtcs_zerofill_largest(void **start, size_t *bytes) {
+    if (start) *start = largest_start;
+    if (bytes) *bytes = largest_bytes;
 }

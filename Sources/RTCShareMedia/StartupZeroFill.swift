@@ -8,8 +8,9 @@ import RTCShareCore
 /// made resident at once. The library sees the same bytes (a test checks its output is
 /// bit-identical).
 ///
-/// Large allocations come from fresh mappings from then on (`ProcessHeap.mapLargeAllocationsFresh`):
-/// a buffer malloc made from memory freed earlier would be resident already.
+/// Large allocations come from fresh mappings from then on (`ProcessHeap.mapLargeAllocationsFresh`),
+/// and the free memory malloc holds is given back first (`ProcessHeap.releaseFree`): a buffer
+/// made from memory freed earlier would otherwise be resident already.
 ///
 /// Run inside `StartupZeroPages.around` (one start at a time; what little is zeroed by other
 /// means is given back there). Where the library's memset cannot be redirected, `body` runs
@@ -30,8 +31,11 @@ enum StartupZeroFill {
     /// returned and the bytes of zero-fill left out.
     static func around<T, E: Error>(_ library: Library, enabled: Bool, _ body: () throws(E) -> T) throws(E) -> (T, Int) {
         guard enabled else { return (try body(), 0) }
-        // The library's big buffers from fresh mappings, whatever was freed before.
+        // The library's big buffers from fresh mappings from now on, and the free memory malloc
+        // already holds (which it may still serve them from) given back, so it reads as zeros
+        // unbacked too.
         ProcessHeap.mapLargeAllocationsFresh()
+        ProcessHeap.releaseFree()
         guard begin(library) else { return (try body(), 0) }
         let result: T
         do {
@@ -49,4 +53,13 @@ enum StartupZeroFill {
 
     /// Closes the window; the bytes left out in it (0 when none was open).
     static func end() -> Int { Int(rtcs_zerofill_end()) }
+
+    /// The largest fill the last window left sparse, as the library zeroed it; nil when none.
+    static func largestFill() -> UnsafeMutableRawBufferPointer? {
+        var start: UnsafeMutableRawPointer?
+        var bytes = 0
+        rtcs_zerofill_largest(&start, &bytes)
+        guard let start, bytes > 0 else { return nil }
+        return UnsafeMutableRawBufferPointer(start: start, count: bytes)
+    }
 }

@@ -66,6 +66,11 @@ bool ccore_anon_covers(uintptr_t start, uintptr_t end);
 /// result is the same bytes in every case; only the resident size differs. Allocates nothing.
 void ccore_zero_fill_sparse(void *p, size_t n, void *(*fill)(void *, int, size_t), size_t *skipped_bytes);
 
+/// Gives back every page of [start, end) (page-aligned inward), whatever it holds, with
+/// madvise(MADV_DONTNEED): for a buffer whose contents the caller knows are not read again
+/// before they are written (they read as zeros after). `*discarded_bytes` gets how much.
+ccore_status ccore_discard_pages(uintptr_t start, uintptr_t end, size_t *discarded_bytes);
+
 /// Returns the memory malloc holds free (its heap top and whole free pages inside its arenas) to
 /// the system: after a large object is freed (an encoder replaced mid-share), so the memory is
 /// given back rather than kept for later. Returns 1 when some was released. glibc only; 0

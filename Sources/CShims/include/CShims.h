@@ -177,6 +177,10 @@ int rtcs_zerofill_begin(rtcs_zerofill_library library);
 /// `rtcs_zerofill_begin` (0 when no window is open).
 size_t rtcs_zerofill_end(void);
 
+/// The largest single zero-fill the last window saw go through the sparse fill: its start and
+/// length (NULL and 0 when none). For an encoder to find its biggest buffer again.
+void rtcs_zerofill_largest(void **start, size_t *bytes);
+
 #ifdef __cplusplus
 }
 #endif
