@@ -154,3 +154,20 @@ TEST(aSparseZeroFillOutsideAnonymousMemoryFillsEverything) {
     CHECK(!ccore_anon_covers((uintptr_t)a, (uintptr_t)(a + 8 * page())));
     munmap(a, 4 * page());
 }
+
+TEST(discardedPagesGoBackWhateverTheyHeldAndReadAsZeros) {
+    unsigned char *p = make_region(8, 0);
+    REQUIRE(p);
+    memset(p, 0x77, 8 * page());
+    size_t got = 0;
+    // From inside page 0 to inside page 7: pages 1..6 go, the partial ends stay.
+    REQUIRE(ccore_discard_pages((uintptr_t)(p + 10), (uintptr_t)(p + 7 * page() + 10), &got) == CCORE_OK);
+    CHECK(got == 6 * page());
+    CHECK(resident(p) && resident(p + 7 * page()));
+    for (size_t k = 1; k <= 6; k++) CHECK(!resident(p + k * page()));
+    CHECK(p[9] == 0x77 && p[7 * page() + 10] == 0x77);
+    for (size_t k = 1; k <= 6; k++) CHECK(p[k * page() + 100] == 0);
+    CHECK(ccore_discard_pages(10, 5, &got) == CCORE_ERR_INVALID);
+    CHECK(ccore_discard_pages((uintptr_t)p + 1, (uintptr_t)p + 2, &got) == CCORE_OK && got == 0);
+    munmap(p, 8 * page());
+}
