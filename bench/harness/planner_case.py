@@ -145,7 +145,8 @@ def run(binary, screen_clip, seconds, port, key, work, x11_display=None, whip=Tr
     finally:
         if server:
             server.send_signal(signal.SIGTERM)
-            server.wait(timeout=20)
+            # aiortc decodes what it was sent before it exits: on a loaded machine, a while.
+            server.wait(timeout=120)
     return rows
 
 
