@@ -221,16 +221,16 @@ public enum MemoryPlanner {
         let frameBytes = (sourceFormat.bytes(width: sourceWidth, height: sourceHeight) ?? 0) + 128
         let needsTransform = !(sourceFormat == .i420 && sourceAlwaysUpright
                                && sourceWidth == output.width && sourceHeight == output.height)
-        // libvpx's start-up pages are given back (the CLI asks for it); openh264 gives its own
-        // back by itself: either way the running line is the smaller figure, the start-up phase
-        // the larger.
+        // libvpx's start-up zero-fill is left out (the CLI asks for it); openh264's first frames
+        // write most of what it zeroes, and it gives part back by itself: either way the running
+        // line is the smaller figure, the start-up phase the larger.
         let reclaims = configuration.reclaimEncoderStartupMemory && configuration.videoCodec != .h264
         let encoder = encoderBytes(configuration.videoCodec, output, reclaimed: reclaims,
                                    lateFirstFrames: configuration.videoWaitsForConnection)
         var items: [MemoryPlan.Item] = [
             .init(name: "runtime and libraries", bytes: runtimeBytes),
             .init(name: "\(encoderName(configuration.videoCodec)) encoder \(output)"
-                  + (reclaims ? " (start-up zero pages given back)" : ""),
+                  + (reclaims ? " (start-up zero-fill left out)" : ""),
                   bytes: encoder),
             .init(name: "source frames \(MemoryPlan.sourceSlots) x \(sourceWidth)x\(sourceHeight) \(sourceFormat)",
                   bytes: MemoryPlan.sourceSlots * frameBytes),
