@@ -92,8 +92,10 @@ static int find_relro(struct dl_phdr_info *info, size_t size, void *context) {
     for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *h = &info->dlpi_phdr[i];
         if (h->p_type != PT_GNU_RELRO) continue;
-        q->relro_start = q->base + h->p_vaddr;
-        q->relro_end = q->relro_start + h->p_memsz;
+        // The pages ld.so made read-only: whole pages only, a last partial one stays writable.
+        const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        q->relro_start = (q->base + h->p_vaddr) & ~(page - 1);
+        q->relro_end = (q->base + h->p_vaddr + h->p_memsz) & ~(page - 1);
     }
     return 1;
 }
