@@ -61,7 +61,7 @@ let package = Package(
 
         // Non-variadic wrappers over libvpx and libopus calls Swift cannot make (macros, varargs),
         // and openh264's C++-style vtables behind plain functions.
-        .target(name: "CShims", dependencies: ["CVPX", "COpus", "COpenH264"]),
+        .target(name: "CShims", dependencies: ["CVPX", "COpus", "COpenH264", "CCore"]),
 
         // Media that needs no OS: test source, Y4M, frame marker, VP8 and H.264 codecs, IVF writer.
         .target(name: "RTCShareMedia", dependencies: ["RTCShareCore", "CShims", "CVPX", "COpus", "CSpeexDSP", "COgg"]),

@@ -2,6 +2,7 @@
 #include "ccore/reclaim.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -56,16 +57,16 @@ static bool parse_line(const char *line, const char *end, ccore_range *r) {
     return (size_t)(end - p) == sizeof heap - 1 && memcmp(p, heap, sizeof heap - 1) == 0;
 }
 
-ccore_status ccore_anon_snapshot(ccore_range *out, size_t capacity, size_t *count) {
-    if (!count || (!out && capacity)) return CCORE_ERR_INVALID;
-    *count = 0;
+// Calls `visit` with each private writable anonymous mapping, in address order, until it
+// returns false. CCORE_ERR_INVALID when /proc/self/maps cannot be read.
+static ccore_status for_each_anon(bool (*visit)(void *context, ccore_range r), void *context) {
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return CCORE_ERR_INVALID;
     char buffer[4096];
     size_t held = 0;
-    size_t n = 0;
     ccore_status status = CCORE_OK;
-    for (;;) {
+    bool more = true;
+    while (more) {
         ssize_t got = read(fd, buffer + held, sizeof buffer - held);
         if (got < 0) {
             status = CCORE_ERR_INVALID;
@@ -73,20 +74,13 @@ ccore_status ccore_anon_snapshot(ccore_range *out, size_t capacity, size_t *coun
         }
         held += (size_t)got;
         size_t used = 0;
-        for (;;) {
+        while (more) {
             char *nl = memchr(buffer + used, '\n', held - used);
             if (!nl) break;
             ccore_range r;
-            if (parse_line(buffer + used, nl, &r)) {
-                if (n == capacity) {
-                    status = CCORE_ERR_TOO_SMALL;
-                    break;
-                }
-                out[n++] = r;
-            }
+            if (parse_line(buffer + used, nl, &r)) more = visit(context, r);
             used = (size_t)(nl - buffer) + 1;
         }
-        if (status != CCORE_OK) break;
         if (got == 0) break;  // end of file (a last line without newline is ignored)
         if (used == 0 && held == sizeof buffer) {
             status = CCORE_ERR_INVALID;  // a line longer than the buffer: not a maps file we know
@@ -96,8 +90,53 @@ ccore_status ccore_anon_snapshot(ccore_range *out, size_t capacity, size_t *coun
         held -= used;
     }
     close(fd);
-    *count = status == CCORE_OK ? n : 0;
     return status;
+}
+
+typedef struct {
+    ccore_range *out;
+    size_t capacity;
+    size_t count;
+    bool overflow;
+} snapshot_state;
+
+static bool snapshot_visit(void *context, ccore_range r) {
+    snapshot_state *s = context;
+    if (s->count == s->capacity) {
+        s->overflow = true;
+        return false;
+    }
+    s->out[s->count++] = r;
+    return true;
+}
+
+ccore_status ccore_anon_snapshot(ccore_range *out, size_t capacity, size_t *count) {
+    if (!count || (!out && capacity)) return CCORE_ERR_INVALID;
+    *count = 0;
+    snapshot_state state = {out, capacity, 0, false};
+    ccore_status status = for_each_anon(snapshot_visit, &state);
+    if (status == CCORE_OK && state.overflow) status = CCORE_ERR_TOO_SMALL;
+    *count = status == CCORE_OK ? state.count : 0;
+    return status;
+}
+
+typedef struct {
+    uintptr_t next;  // the first address not yet found covered
+    uintptr_t end;
+} covers_state;
+
+static bool covers_visit(void *context, ccore_range r) {
+    covers_state *s = context;
+    if (r.end <= s->next) return true;
+    if (r.start > s->next) return false;  // a gap: not all anonymous
+    s->next = r.end;
+    return s->next < s->end;
+}
+
+bool ccore_anon_covers(uintptr_t start, uintptr_t end) {
+    if (end <= start) return false;
+    covers_state state = {start, end};
+    return for_each_anon(covers_visit, &state) == CCORE_OK && state.next >= end;
 }
 
 static size_t page_size(void) {
@@ -174,10 +213,74 @@ ccore_status ccore_reclaim_new_zero_pages(const ccore_range *before, size_t befo
     return CCORE_OK;
 }
 
+ccore_status ccore_discard_pages(uintptr_t start, uintptr_t end, size_t *discarded_bytes) {
+    if (!discarded_bytes || end < start) return CCORE_ERR_INVALID;
+    *discarded_bytes = 0;
+    const size_t page = page_size();
+    const uintptr_t first = (start + page - 1) & ~(uintptr_t)(page - 1);
+    const uintptr_t last = end & ~(uintptr_t)(page - 1);
+    if (first >= last) return CCORE_OK;
+    if (madvise((void *)first, last - first, MADV_DONTNEED) != 0) return CCORE_ERR_INVALID;
+    *discarded_bytes = last - first;
+    return CCORE_OK;
+}
+
+int ccore_heap_map_large_fresh(size_t min_bytes) {
+#if defined(__GLIBC__)
+    if (min_bytes > (size_t)INT_MAX) return 0;
+    return mallopt(M_MMAP_THRESHOLD, (int)min_bytes) == 1;
+#else
+    (void)min_bytes;
+    return 0;
+#endif
+}
+
 int ccore_release_free_heap(void) {
 #if defined(__GLIBC__)
     return malloc_trim(0);
 #else
     return 0;
 #endif
+}
+
+// /proc/self/pagemap: one 64-bit entry per page; bit 63 present, bit 62 swapped out.
+#define PAGEMAP_PRESENT (1ull << 63)
+#define PAGEMAP_SWAPPED (1ull << 62)
+
+void ccore_zero_fill_sparse(void *p, size_t n, void *(*fill)(void *, int, size_t), size_t *skipped_bytes) {
+    size_t skipped = 0;
+    const size_t page = page_size();
+    const uintptr_t start = (uintptr_t)p, end = start + n;
+    const uintptr_t first = (start + page - 1) & ~(uintptr_t)(page - 1);
+    const uintptr_t last = end & ~(uintptr_t)(page - 1);
+    int fd = -1;
+    if (n > 0 && end > start && first < last && ccore_anon_covers(first, last))
+        fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (n > 0) fill(p, 0, n);
+        if (skipped_bytes) *skipped_bytes = 0;
+        return;
+    }
+    // Everything before `pending` is done; the pages from `pending` up to the one looked at
+    // need the fill (they may hold data) and are filled as one run when a skippable page or
+    // the end comes.
+    uintptr_t pending = start;
+    uintptr_t at = first;
+    uint64_t entries[512];
+    while (at < last) {
+        size_t want = (last - at) / page;
+        if (want > sizeof entries / sizeof entries[0]) want = sizeof entries / sizeof entries[0];
+        ssize_t got = pread(fd, entries, want * sizeof entries[0], (off_t)(at / page * sizeof entries[0]));
+        if (got < (ssize_t)sizeof entries[0]) break;  // /proc cannot say: fill the rest
+        size_t count = (size_t)got / sizeof entries[0];
+        for (size_t i = 0; i < count; i++, at += page) {
+            if (entries[i] & (PAGEMAP_PRESENT | PAGEMAP_SWAPPED)) continue;
+            if (at > pending) fill((void *)pending, 0, at - pending);
+            pending = at + page;
+            skipped += page;
+        }
+    }
+    close(fd);
+    if (end > pending) fill((void *)pending, 0, end - pending);
+    if (skipped_bytes) *skipped_bytes = skipped;
 }

@@ -1,5 +1,6 @@
 // Returning all-zero pages mapped during a window: only new memory, only resident pages that
 // read as zeros, the data around them untouched, and the pages read as zeros again after.
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -96,4 +97,77 @@ TEST(badArgumentsAndASnapshotTooSmallAreRefused) {
     CHECK(ccore_reclaim_zero_pages(10, 5, &got) == CCORE_ERR_INVALID);
     CHECK(ccore_reclaim_new_zero_pages(NULL, 1, after, 0, 0, &got) == CCORE_ERR_INVALID);
     CHECK(ccore_reclaim_zero_pages(0, 0, &got) == CCORE_OK && got == 0);
+}
+
+static size_t fills, filled_bytes;
+static void *counting_memset(void *p, int c, size_t n) {
+    fills++;
+    filled_bytes += n;
+    return memset(p, c, n);
+}
+
+TEST(aSparseZeroFillLeavesUntouchedPagesUnwrittenAndZeroesTheRest) {
+    // 64 pages, from an unaligned start inside page 0 to an unaligned end inside page 63:
+    // page 0 holds data, page 1 a zero page written, pages 10..12 data; the rest never touched.
+    unsigned char *p = make_region(64, 1);
+    REQUIRE(p);
+    memset(p + 10 * page(), 0x5A, 3 * page());
+    fills = filled_bytes = 0;
+    size_t skipped = 0;
+    unsigned char *start = p + 100, *end = p + 63 * page() + 50;
+    ccore_zero_fill_sparse(start, (size_t)(end - start), counting_memset, &skipped);
+    // Pages 2..9 and 13..62 are left: 8 + 50 pages.
+    CHECK(skipped == 58 * page());
+    CHECK(filled_bytes == (size_t)(end - start) - skipped);
+    CHECK(fills == 3);  // page 0's part with page 1, pages 10..12, page 63's part
+    // Before reading them (a read maps the shared zero page, which mincore counts).
+    CHECK(resident(p + 11 * page()));
+    for (size_t k = 13; k < 63; k += 7) CHECK(!resident(p + k * page()));
+    for (unsigned char *q = start; q < end; q += 97) CHECK(*q == 0);
+    CHECK(end[-1] == 0 && start[0] == 0);
+    for (size_t i = 0; i < 100; i++) CHECK(p[i] == 0xA5);  // before the range: kept
+    CHECK(p[63 * page() + 50] == 0);                          // after it: untouched, still zero
+    munmap(p, 64 * page());
+}
+
+TEST(aSparseZeroFillOutsideAnonymousMemoryFillsEverything) {
+    // A private file mapping reads its file where it is not resident: nothing may be left out.
+    char name[] = "/tmp/ccore-sparse-XXXXXX";
+    int fd = mkstemp(name);
+    REQUIRE(fd >= 0);
+    unlink(name);
+    REQUIRE(ftruncate(fd, (off_t)(8 * page())) == 0);
+    unsigned char *p = mmap(NULL, 8 * page(), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    close(fd);
+    REQUIRE(p != MAP_FAILED);
+    CHECK(!ccore_anon_covers((uintptr_t)p, (uintptr_t)(p + 8 * page())));
+    size_t skipped = 1;
+    fills = filled_bytes = 0;
+    ccore_zero_fill_sparse(p, 8 * page(), counting_memset, &skipped);
+    CHECK(skipped == 0 && filled_bytes == 8 * page() && fills == 1);
+    munmap(p, 8 * page());
+    // And anonymous memory is recognised as such, a range running past it is not.
+    unsigned char *a = mmap(NULL, 8 * page(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(a != MAP_FAILED);
+    CHECK(ccore_anon_covers((uintptr_t)a, (uintptr_t)(a + 8 * page())));
+    munmap(a + 4 * page(), 4 * page());
+    CHECK(!ccore_anon_covers((uintptr_t)a, (uintptr_t)(a + 8 * page())));
+    munmap(a, 4 * page());
+}
+
+TEST(discardedPagesGoBackWhateverTheyHeldAndReadAsZeros) {
+    unsigned char *p = make_region(8, 0);
+    REQUIRE(p);
+    memset(p, 0x77, 8 * page());
+    size_t got = 0;
+    // From inside page 0 to inside page 7: pages 1..6 go, the partial ends stay.
+    REQUIRE(ccore_discard_pages((uintptr_t)(p + 10), (uintptr_t)(p + 7 * page() + 10), &got) == CCORE_OK);
+    CHECK(got == 6 * page());
+    CHECK(resident(p) && resident(p + 7 * page()));
+    for (size_t k = 1; k <= 6; k++) CHECK(!resident(p + k * page()));
+    CHECK(p[9] == 0x77 && p[7 * page() + 10] == 0x77);
+    for (size_t k = 1; k <= 6; k++) CHECK(p[k * page() + 100] == 0);
+    CHECK(ccore_discard_pages(10, 5, &got) == CCORE_ERR_INVALID);
+    CHECK(ccore_discard_pages((uintptr_t)p + 1, (uintptr_t)p + 2, &got) == CCORE_OK && got == 0);
+    munmap(p, 8 * page());
 }

@@ -59,6 +59,11 @@ int rtcs_openh264_load(void) {
 
 const char *rtcs_openh264_load_error(void) { return load_error; }
 
+// A function inside the loaded library (for `rtcs_zerofill_begin` to find it), or NULL.
+__attribute__((visibility("hidden"))) const void *rtcs_openh264_symbol(void) {
+    return loaded ? (const void *)api.create_encoder : NULL;
+}
+
 // openh264 from C: each object is a pointer to a table of function pointers, called as
 // (*obj)->Method(obj, ...). The handles below keep that object beside the structs a call needs
 // so Swift never sees the C++-shaped types.

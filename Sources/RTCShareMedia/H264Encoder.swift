@@ -25,6 +25,8 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
     public private(set) var stats = VideoEncoderStats()
     /// Bytes of all-zero pages given back after openh264's start (`reclaimStartupZeroPages`).
     public private(set) var startupBytesReclaimed = 0
+    /// Bytes of openh264's start-up zero-fill left out, never made resident (`StartupZeroFill`).
+    public private(set) var startupZeroFillSkipped = 0
 
     private var keyframePending = false
     /// Spaces accepted keyframe requests (`minimumKeyframeRequestIntervalMicroseconds`).
@@ -100,10 +102,12 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
         guard rtcs_openh264_load() == 0 else { throw .library(String(cString: rtcs_openh264_load_error())) }
         var handle: OpaquePointer?
         // One thread (iMultipleThreadIdc = 1): openh264 starts none that could write meanwhile.
-        let (status, reclaimed) = StartupZeroPages.around(enabled: configuration.reclaimStartupZeroPages) {
-            rtcs_openh264_encoder_open(&params, &handle)
+        let reclaim = configuration.reclaimStartupZeroPages
+        let ((status, skipped), reclaimed) = StartupZeroPages.around(enabled: reclaim) {
+            StartupZeroFill.around(.openh264, enabled: reclaim) { rtcs_openh264_encoder_open(&params, &handle) }
         }
         startupBytesReclaimed = reclaimed
+        startupZeroFillSkipped = skipped
         guard status == 0, let handle else { throw .openh264(status, "opening the encoder") }
         self.handle = handle
         self.configuration = configuration

@@ -1,3 +1,4 @@
+import CCore
 import CShims
 import CVPX
 import RTCShareCore
@@ -9,9 +10,10 @@ import RTCShareCore
 /// out without allocating.
 ///
 /// Non-copyable: one value owns one libvpx context, destroyed when the value ends. libvpx
-/// allocates its own memory outside the CCore budget: measured with these defaults, about
-/// 25 MiB resident right after init and 34 MiB once encoding at 1280x720 (55 and 72 MiB at
-/// 1920x1080), most of it a per-macroblock token buffer zeroed at init.
+/// allocates its own memory outside the CCore budget, most of it a per-macroblock token buffer
+/// (21 MiB at 1280x720, 48 MiB at 1920x1080) that it zero-fills at init: resident whole unless
+/// `reclaimStartupZeroPages` leaves that fill out (`StartupZeroFill`), when only the pages a
+/// frame's tokens reach become resident.
 ///
 /// Keyframes: the first frame is one. `requestKeyframe(nowMicroseconds:)` (a PLI or FIR) makes
 /// the next frame one unless a request was accepted less than
@@ -33,6 +35,17 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     public private(set) var stats = Stats()
     /// Bytes of all-zero pages given back after libvpx's init (`reclaimStartupZeroPages`).
     public private(set) var startupBytesReclaimed = 0
+    /// Bytes of libvpx's start-up zero-fill left out, never made resident (`StartupZeroFill`).
+    public private(set) var startupZeroFillSkipped = 0
+    /// libvpx's token buffer, found as the fill of its size left out at start (nil when not).
+    /// Each frame's tokens are written from its start and packed before the frame is out, so
+    /// after a frame with many of them (`tokenGiveBackFrameBytes`) its pages go back: a dense
+    /// 1920x1080 keyframe makes ~14 MiB of it resident, which otherwise stays.
+    private var tokenBuffer: UnsafeMutableRawBufferPointer?
+    /// Bytes of token-buffer pages given back after frames, in all.
+    public private(set) var tokenBytesGivenBack = 0
+    /// Frames from this size up (and keyframes) give the token buffer's pages back.
+    static let tokenGiveBackFrameBytes = 32 << 10
 
     private var keyframePending = false
     /// Spaces accepted keyframe requests (`minimumKeyframeRequestIntervalMicroseconds`).
@@ -86,15 +99,25 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
             try MediaError.check(vpx: vpx_codec_enc_config_default(vpx_codec_vp8_cx(), codecConfig, 0))
             configuration.apply(to: &codecConfig.pointee)
             // libvpx runs one thread (`apply(to:)`): it starts none that could write meanwhile.
-            let (_, reclaimed) = try StartupZeroPages.around(enabled: configuration.reclaimStartupZeroPages) { () throws(MediaError) in
-                try MediaError.check(vpx: rtcs_vpx_enc_init(context, codecConfig, 0), context: context)
-                opened = true
-                for (control, value) in configuration.controls {
-                    try MediaError.check(vpx: rtcs_vpx_control_int(context, control, value),
-                                         context: context)
+            // Its zero-fill of the token buffer is left out first (`StartupZeroFill`); the
+            // reclaim gives back what was zeroed by other means.
+            let reclaim = configuration.reclaimStartupZeroPages
+            let ((_, skipped), reclaimed) = try StartupZeroPages.around(enabled: reclaim) { () throws(MediaError) in
+                try StartupZeroFill.around(.libvpx, enabled: reclaim) { () throws(MediaError) in
+                    try MediaError.check(vpx: rtcs_vpx_enc_init(context, codecConfig, 0), context: context)
+                    opened = true
+                    for (control, value) in configuration.controls {
+                        try MediaError.check(vpx: rtcs_vpx_control_int(context, control, value),
+                                             context: context)
+                    }
                 }
             }
             startupBytesReclaimed = reclaimed
+            startupZeroFillSkipped = skipped
+            if skipped > 0, let fill = StartupZeroFill.largestFill(),
+               fill.count == Self.tokenBufferBytes(width: configuration.width, height: configuration.height) {
+                tokenBuffer = fill
+            }
         } catch {
             cleanUp()
             throw error
@@ -320,6 +343,7 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
             return nil
         }
         let data = frame.pointee.data.frame
+        giveBackTokens(after: data)
         stats.framesOut += 1
         stats.bytesOut += UInt64(data.sz)
         if Self.has(VPX_FRAME_IS_KEY, data.flags) {
@@ -330,6 +354,21 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
             framesSinceKeyframe += 1
         }
         return frame
+    }
+
+    /// libvpx's VP8 token buffer at this size: 24 blocks of 16 tokens per macroblock, a token
+    /// two pointers wide (`TOKENEXTRA`: a pointer, a short and two bytes).
+    static func tokenBufferBytes(width: Int, height: Int) -> Int {
+        ((width + 15) / 16) * ((height + 15) / 16) * 24 * 16 * 2 * MemoryLayout<UnsafeRawPointer>.size
+    }
+
+    /// Gives back the token buffer's pages after a frame that wrote many tokens.
+    private mutating func giveBackTokens(after data: vpx_codec_cx_pkt.__Unnamed_union_data.__Unnamed_struct_frame) {
+        guard let tokens = tokenBuffer,
+              Self.has(VPX_FRAME_IS_KEY, data.flags) || data.sz >= Self.tokenGiveBackFrameBytes else { return }
+        let start = UInt(bitPattern: tokens.baseAddress)
+        var given = 0
+        if ccore_discard_pages(start, start + UInt(tokens.count), &given) == CCORE_OK { tokenBytesGivenBack += given }
     }
 
     private static func has(_ flag: Int32, _ flags: vpx_codec_frame_flags_t) -> Bool {

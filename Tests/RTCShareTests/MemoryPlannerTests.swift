@@ -14,15 +14,16 @@ import Testing
         let plan720 = try MemoryPlanner.resolve(config, for: TestSource(width: 1280, height: 720))
         #expect(plan720.outputSize == PictureSize(width: 1280, height: 720))
         #expect(plan720.fits && !plan720.needsTransform)
-        // A 1080p source costs two full-size capture frames besides the encoder: 1600x900 still
-        // fits 50 MiB (its encoder's start-up peak is the highest phase), 1920x1080 does not; at
-        // 33 MiB not even 1280x720 does (its start-up alone is 33.8 MiB).
+        // A 1080p screen at its own size: with libvpx's start-up zero-fill left out, the
+        // running share is the highest phase, and it fits 50 MiB (no scaling, so no transform).
         let plan1080 = try MemoryPlanner.resolve(config, for: TestSource(width: 1920, height: 1080))
-        #expect(plan1080.outputSize == PictureSize(width: 1600, height: 900))
-        #expect(plan1080.fits && plan1080.needsTransform && plan1080.peakBytes == plan1080.startupPeakBytes)
+        #expect(plan1080.outputSize == PictureSize(width: 1920, height: 1080))
+        #expect(plan1080.fits && !plan1080.needsTransform && plan1080.peakBytes == plan1080.totalBytes)
+        #expect(plan1080.startupPeakBytes < plan1080.totalBytes / 2)
+        // At 33 MiB a 1080p source is scaled: two full-size frames besides the smaller encoder.
         config.memoryCapBytes = 33 << 20
         let smaller = try MemoryPlanner.resolve(config, for: TestSource(width: 1920, height: 1080))
-        #expect(smaller.outputSize == PictureSize(width: 960, height: 540))
+        #expect(smaller.outputSize == PictureSize(width: 1280, height: 720))
         #expect(smaller.peakBytes <= 33 << 20)
     }
 
@@ -41,7 +42,7 @@ import Testing
     }
 
     /// WHIP loads libcurl again for its DELETE once the encoder has gone: at 640x360 that
-    /// closing phase is the share's peak; at 1280x720 the encoder's start-up is.
+    /// closing phase is the share's peak; at 1280x720 the running share is.
     @Test func thePeakIsTheHighestOfStartUpRunningAndClosing() throws {
         var config = ShareConfiguration()
         config.reclaimEncoderStartupMemory = true
@@ -57,7 +58,7 @@ import Testing
         #expect(small.peakBytes == small.closingPeakBytes && small.peakBytes > small.totalBytes)
         config.outputSize = PictureSize(width: 1280, height: 720)
         let large = try MemoryPlanner.resolve(config, for: TestSource(width: 1280, height: 720))
-        #expect(large.peakBytes == max(large.startupPeakBytes, large.totalBytes))
+        #expect(large.peakBytes == large.totalBytes && large.startupPeakBytes < large.totalBytes)
         #expect(large.closingPeakBytes < large.totalBytes)
     }
 
@@ -70,6 +71,7 @@ import Testing
             try MemoryPlanner.resolve(config, for: source)
         } throws: { error in
             guard case ShareError.doesNotFit(let message) = error else { return false }
+            // `auto` plans for openh264 too, whose first frames at 1080p pass 50 MiB.
             return message.contains("1920x1080") && message.contains("1600x900")
         }
     }
@@ -125,14 +127,19 @@ import Testing
         #expect(near(MemoryPlanner.vp8EncoderBytes(p360), 8.51) && near(MemoryPlanner.vp8EncoderBytes(p720), 31.33))
         #expect(near(MemoryPlanner.vp8EncoderReclaimedBytes(p360), 3.19)
                 && near(MemoryPlanner.vp8EncoderReclaimedBytes(p720), 10.44))
-        #expect(near(MemoryPlanner.vp8EncoderStartupBytes(p360), 7.45)
-                && near(MemoryPlanner.vp8EncoderStartupBytes(p720), 24.96))
+        let p1080 = PictureSize(width: 1920, height: 1080)
+        #expect(near(MemoryPlanner.vp8EncoderReclaimedBytes(p1080), 23.2))
+        // libvpx's zero-fill of its token buffer left out: its start is small.
+        #expect(near(MemoryPlanner.vp8EncoderStartupBytes(p360), 1.6)
+                && near(MemoryPlanner.vp8EncoderStartupBytes(p720), 2.55)
+                && near(MemoryPlanner.vp8EncoderStartupBytes(p1080), 4.4))
         // openh264's own pages ride with its encoder (it is loaded with it).
         let code = MemoryPlanner.openh264CodeBytes
         #expect(near(MemoryPlanner.h264EncoderBytes(p720) - code, 13.0)
                 && near(MemoryPlanner.h264EncoderBytes(p360) - code, 4.9))
         #expect(near(MemoryPlanner.h264EncoderStartupBytes(p720) - code, 25.2)
-                && near(MemoryPlanner.h264EncoderStartupBytes(p360) - code, 12.0))
+                && near(MemoryPlanner.h264EncoderStartupBytes(p360) - code, 12.0)
+                && near(MemoryPlanner.h264EncoderStartupBytes(p1080) - code, 48.2))
     }
 
     /// H.264 is planned with its own figure; a WHIP offer of both (auto) with the larger one.

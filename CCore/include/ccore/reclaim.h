@@ -1,6 +1,7 @@
 #ifndef CCORE_RECLAIM_H
 #define CCORE_RECLAIM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,11 +52,36 @@ ccore_status ccore_reclaim_new_zero_pages(const ccore_range *before, size_t befo
 /// guarantees no other thread writes the range meanwhile.
 ccore_status ccore_reclaim_zero_pages(uintptr_t start, uintptr_t end, size_t *reclaimed_bytes);
 
+/// Whether [start, end) lies wholly in the process's private, writable, anonymous mappings (as
+/// `ccore_anon_snapshot` lists them; adjacent ones together). False when /proc/self/maps cannot
+/// be read. Allocates nothing.
+bool ccore_anon_covers(uintptr_t start, uintptr_t end);
+
+/// Zero-fills [p, p + n) as `fill(p, 0, n)` would, except the whole pages that already read as
+/// zeros without being resident: in private anonymous memory (`ccore_anon_covers`), a page that
+/// is neither present nor swapped out (/proc/self/pagemap) has never been written since it was
+/// mapped or given back, and reads as zeros; writing zeros there would only make it resident.
+/// `fill` does the rest (the partial pages at either end, every present or swapped page, and
+/// all of it when /proc cannot say). `*skipped_bytes` gets the bytes left as they were. The
+/// result is the same bytes in every case; only the resident size differs. Allocates nothing.
+void ccore_zero_fill_sparse(void *p, size_t n, void *(*fill)(void *, int, size_t), size_t *skipped_bytes);
+
+/// Gives back every page of [start, end) (page-aligned inward), whatever it holds, with
+/// madvise(MADV_DONTNEED): for a buffer whose contents the caller knows are not read again
+/// before they are written (they read as zeros after). `*discarded_bytes` gets how much.
+ccore_status ccore_discard_pages(uintptr_t start, uintptr_t end, size_t *discarded_bytes);
+
 /// Returns the memory malloc holds free (its heap top and whole free pages inside its arenas) to
 /// the system: after a large object is freed (an encoder replaced mid-share), so the memory is
 /// given back rather than kept for later. Returns 1 when some was released. glibc only; 0
 /// elsewhere.
 int ccore_release_free_heap(void);
+
+/// Makes malloc serve every request of `min_bytes` or more with a mapping of its own, fresh
+/// from the kernel (all zeros, nothing resident), and unmap it when freed: glibc otherwise
+/// raises that threshold after a large block is freed and serves the next ones from its heap,
+/// whose pages may be resident and hold old data. Returns 1 when set; glibc only, 0 elsewhere.
+int ccore_heap_map_large_fresh(size_t min_bytes);
 
 #ifdef __cplusplus
 }

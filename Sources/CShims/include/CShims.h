@@ -154,6 +154,33 @@ void rtcs_openh264_decoder_close(rtcs_openh264_decoder *decoder);
 int rtcs_openh264_decoder_decode(rtcs_openh264_decoder *decoder, const uint8_t *bytes, size_t count,
                                  rtcs_openh264_picture *picture, int *has_picture);
 
+// ---- start-up zero-fill ----
+// libvpx's VP8 encoder and openh264 zero-fill their big buffers with memset right after
+// malloc hands them fresh pages (libvpx's token buffer: 48 MiB at 1920x1080), which makes every
+// page resident at once. For the length of an encoder's start, the library's own memset is
+// pointed at `ccore_zero_fill_sparse`, which leaves out the whole pages that already read as
+// zeros without being resident: the library sees the same bytes, the pages stay unbacked until
+// the encoder writes them.
+
+/// The library whose memset is watched.
+typedef enum rtcs_zerofill_library {
+    RTCS_ZEROFILL_LIBVPX = 0,    ///< libvpx, as linked
+    RTCS_ZEROFILL_OPENH264 = 1,  ///< libopenh264, once `rtcs_openh264_load` has loaded it
+} rtcs_zerofill_library;
+
+/// Points `library`'s calls to memset at the sparse zero-fill until `rtcs_zerofill_end`.
+/// Returns 0, or -1 when it cannot (another window open, the library not loaded, no memset
+/// slot found, its page not writable): then nothing was changed and the start goes on as usual.
+int rtcs_zerofill_begin(rtcs_zerofill_library library);
+
+/// Puts the library's memset back as it was; returns the bytes of zero-fill left out since
+/// `rtcs_zerofill_begin` (0 when no window is open).
+size_t rtcs_zerofill_end(void);
+
+/// The largest single zero-fill the last window saw go through the sparse fill: its start and
+/// length (NULL and 0 when none). For an encoder to find its biggest buffer again.
+void rtcs_zerofill_largest(void **start, size_t *bytes);
+
 #ifdef __cplusplus
 }
 #endif

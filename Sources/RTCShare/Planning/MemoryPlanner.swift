@@ -67,9 +67,10 @@ public enum MemoryPlanner {
     // symbols), Debian 12, libvpx 1.12, testsrc content at 20 fps, by sampling the share's
     // /proc/PID/status every few ms and reading /proc/PID/smaps at each new high and mid-share.
     // A share's resident size goes through three phases, and its peak is the highest of them:
-    //   start-up: the encoder opens before anything else of size is made, and libvpx zero-fills
-    //     its token buffer (`startupRuntimeBytes` + `vp8EncoderStartupBytes`; openh264 opens
-    //     larger than it runs too: `h264EncoderStartupBytes`);
+    //   start-up: the encoder opens before anything else of size is made
+    //     (`startupRuntimeBytes` + `vp8EncoderStartupBytes`: small now that libvpx's zero-fill
+    //     of its token buffer is left out; openh264's first frames make it larger than it runs:
+    //     `h264EncoderStartupBytes`);
     //   running: every item of the plan (`totalBytes`);
     //   closing (WHIP): the encoder has gone, libcurl is loaded again for the DELETE
     //     (`WHIPSink.closingHeapBytes`).
@@ -112,6 +113,14 @@ public enum MemoryPlanner {
     }
     static let size360 = PictureSize(width: 640, height: 360)
     static let size720 = PictureSize(width: 1280, height: 720)
+    static let size1080 = PictureSize(width: 1920, height: 1080)
+
+    /// A figure measured at 640x360, 1280x720 and 1920x1080: linear between the first two up to
+    /// 1280x720, between the last two above it.
+    static func linear(_ mib360: Double, _ mib720: Double, _ mib1080: Double, _ size: PictureSize) -> Int {
+        size.pixels <= size720.pixels ? linear(((size360, mib360), (size720, mib720)), size)
+                                      : linear(((size720, mib720), (size1080, mib1080)), size)
+    }
 
     /// libvpx VP8 (1.12, realtime, one thread) without the start-up reclaim: all of its token
     /// buffer stays resident. The anonymous growth of the encoder alone (`encoder-alone
@@ -121,23 +130,26 @@ public enum MemoryPlanner {
     public static func vp8EncoderBytes(_ size: PictureSize) -> Int {
         linear(((size360, 8.51), (size720, 31.33)), size)
     }
-    /// libvpx VP8 with its start-up zero pages given back (`reclaimEncoderStartupMemory`): what
+    /// libvpx VP8 with its start-up zero-fill left out (`reclaimEncoderStartupMemory`): what
     /// stays resident once encoding — the anonymous growth of the encoder alone
     /// (`bench/Sources/encoder-alone`, 120 frames of testsrc at 20 fps, as a share encodes
     /// them): 3.19 MiB at 640x360, 10.44 MiB at 1280x720 (libvpx's code pages are in
-    /// `runtimeBytes`). Screen content writes a small part of the token buffer; content busy
-    /// everywhere writes more of it, up to the 31.3 MiB of the whole at 1280x720 (the governor
-    /// answers that, not the plan).
+    /// `runtimeBytes`); 23.2 MiB at 1920x1080, calibrated on the shipped build against 1080p
+    /// testsrc shares with audio (`planner_case.py`: 44.9 MiB over `--peer`, 52.9 through a
+    /// WHIP reconnect). Screen content writes a small part of the token buffer; content busy
+    /// everywhere writes more of it (a 1080p page of dense text at libvpx's coarsest quantizer:
+    /// ~14 MiB of tokens, the encoder alone 25–32 MiB; the governor answers that, not the plan).
     public static func vp8EncoderReclaimedBytes(_ size: PictureSize) -> Int {
-        linear(((size360, 3.19), (size720, 10.44)), size)
+        linear(3.19, 10.44, 23.2, size)
     }
-    /// The resident growth while libvpx starts, before the zero pages go back: its memset of the
-    /// token buffer makes it all resident for a moment. Measured alone (`encoder-alone`, the
-    /// peak growth): 7.45 MiB at 640x360, 24.96 MiB at 1280x720. Beyond them the line holds: a
-    /// 1600x900 share's start-up measured 47.3–47.9 MiB against 47.2 planned (54 MiB at
-    /// 1920x1080 by this line; a 1080p share's start-up measured 64.9 MiB, 55 over its runtime).
+    /// The resident growth while libvpx starts. Its token buffer (6 KiB a macroblock) is
+    /// zero-filled at init, but that fill is left out (`StartupZeroFill`), so only what init
+    /// writes otherwise is resident: measured alone (the encoder's anonymous growth over
+    /// `rtcs_vpx_enc_init`, plus libvpx's code, 0.75), 1.6 / 2.55 / 4.4 MiB at 640x360 /
+    /// 1280x720 / 1920x1080 (it was 7.45 / 24.96 / 54 with the fill made resident, before its
+    /// pages were given back).
     public static func vp8EncoderStartupBytes(_ size: PictureSize) -> Int {
-        linear(((size360, 7.45), (size720, 24.96)), size)
+        linear(1.6, 2.55, 4.4, size)
     }
     /// What audio adds to a running share beside its budget and its libraries' heap: the pages
     /// of libopus's and libspeexdsp's code it runs and the audio thread's stack. Measured as the
@@ -153,12 +165,15 @@ public enum MemoryPlanner {
     public static func h264EncoderBytes(_ size: PictureSize) -> Int {
         linear(((size360, 4.9), (size720, 13.0)), size) + openh264CodeBytes
     }
-    /// openh264's growth while it opens, before it gives part back: a `--peer` H.264 share's
-    /// peak is this phase (21.4 / 34.3 MiB at 640x360 / 1280x720, less `startupRuntimeBytes`):
-    /// 12.0 / 25.2 MiB. (The figure this replaces, 8.1 / 21.3 MiB measured as a difference from
-    /// VP8's peak, planned H.264 shares 2.7–8.3 MiB too high.)
+    /// openh264's growth while it opens and codes its first frames, before it gives part back:
+    /// a `--peer` H.264 share's peak is this phase (21.4 / 34.3 MiB at 640x360 / 1280x720, less
+    /// `startupRuntimeBytes`): 12.0 / 25.2 MiB; 48.2 at 1920x1080 (a 1080p share: 57.7 MiB).
+    /// Its zero-fill at open is left out (`StartupZeroFill`), but its first frames write those
+    /// buffers (reference pictures, screen-content motion search tables): the phase stays.
+    /// (The figure this replaces, 8.1 / 21.3 MiB measured as a difference from VP8's peak,
+    /// planned H.264 shares 2.7–8.3 MiB too high.)
     public static func h264EncoderStartupBytes(_ size: PictureSize) -> Int {
-        linear(((size360, 12.0), (size720, 25.2)), size) + openh264CodeBytes
+        linear(12.0, 25.2, 48.2, size) + openh264CodeBytes
     }
 
     /// What openh264 keeps besides `h264EncoderBytes` when its first frames come after the
@@ -206,16 +221,16 @@ public enum MemoryPlanner {
         let frameBytes = (sourceFormat.bytes(width: sourceWidth, height: sourceHeight) ?? 0) + 128
         let needsTransform = !(sourceFormat == .i420 && sourceAlwaysUpright
                                && sourceWidth == output.width && sourceHeight == output.height)
-        // libvpx's start-up pages are given back (the CLI asks for it); openh264 gives its own
-        // back by itself: either way the running line is the smaller figure, the start-up phase
-        // the larger.
+        // libvpx's start-up zero-fill is left out (the CLI asks for it); openh264's first frames
+        // write most of what it zeroes, and it gives part back by itself: either way the running
+        // line is the smaller figure, the start-up phase the larger.
         let reclaims = configuration.reclaimEncoderStartupMemory && configuration.videoCodec != .h264
         let encoder = encoderBytes(configuration.videoCodec, output, reclaimed: reclaims,
                                    lateFirstFrames: configuration.videoWaitsForConnection)
         var items: [MemoryPlan.Item] = [
             .init(name: "runtime and libraries", bytes: runtimeBytes),
             .init(name: "\(encoderName(configuration.videoCodec)) encoder \(output)"
-                  + (reclaims ? " (start-up zero pages given back)" : ""),
+                  + (reclaims ? " (start-up zero-fill left out)" : ""),
                   bytes: encoder),
             .init(name: "source frames \(MemoryPlan.sourceSlots) x \(sourceWidth)x\(sourceHeight) \(sourceFormat)",
                   bytes: MemoryPlan.sourceSlots * frameBytes),

@@ -1,0 +1,217 @@
+"""A 1080p screen of text shared at its own size: the peak RSS of the whole sender (wait4's
+ru_maxrss) and where its resident pages are (/proc/PID/smaps, summed by mapping, at the
+highest resident size the sampler saw and mid-share).
+
+The screen is an Xvfb display of 1920x1080 showing pages of dense 11 px monospaced text (the
+worst a screen of text gives an encoder: every macroblock detailed): one page held still for
+`--still` seconds, then a different page every second (a full-screen change each time). With
+`--source testsrc` the test source is shared instead (no X server).
+
+    python3 bench/harness/fullhd_case.py BINARY [--codec vp8|h264] [--size 1920x1080] [--fps 15]
+        [--seconds 20] [--still 6] [--transport whip|file] [--source x11|testsrc] [--runs 3]
+        [--arg=--mem-cap --arg=100M]
+
+`--transport whip` publishes into the aiortc WHIP server (Tests/Peers/whip_server.py) with
+audio (testtone); `file` writes the encoded video to a file (no transport, no audio). Prints one
+JSON object: every run's peak and the median, and the breakdown of the median run."""
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERVER = os.path.join(os.path.dirname(os.path.dirname(HERE)), "Tests", "Peers", "whip_server.py")
+FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
+PAGES = 4
+
+
+def make_pages(work, size):
+    """PNG pages of dense text, each different: random printable words, 11 px lines."""
+    import random
+    w, h = size.split("x")
+    r = random.Random(7)
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789(){}[];:.,=+-*/<>_"
+    for page in range(PAGES):
+        lines = []
+        for i in range(int(h) // 11 + 2):
+            s = ""
+            while len(s) < int(w) // 6:
+                s += "".join(r.choice(alphabet) for _ in range(r.randint(2, 10))) + " "
+            lines.append(f"{i + page * 100:5d}  {s}")
+        text = os.path.join(work, f"page{page}.txt")
+        with open(text, "w") as f:
+            f.write("\n".join(lines))
+        subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+                        f"color=c=white:s={size}", "-frames:v", "1", "-vf",
+                        f"drawtext=fontfile={FONT}:textfile={text}:fontsize=11:fontcolor=black:x=2:y=2:"
+                        "line_spacing=0:expansion=none", os.path.join(work, f"page{page}.png")], check=True)
+
+
+class Screen:
+    """Xvfb at `size`, first one page still, then (`change()`) a new page every second."""
+
+    def __init__(self, work, size):
+        self.work, self.size = work, size
+        read, write = os.pipe()
+        self.xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", f"{size}x24",
+                                      "-nolisten", "tcp", "-noreset"], pass_fds=(write,),
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(write)
+        with os.fdopen(read) as f:
+            number = f.readline().strip()
+        if not number:
+            raise RuntimeError("Xvfb did not start")
+        self.display = f":{number}"
+        self.painter = self._paint(still=True)
+        time.sleep(1.5)
+
+    def _paint(self, still):
+        w, h = self.size.split("x")
+        rate = "1/1000" if still else "1/1"
+        pipeline = (f"multifilesrc location={self.work}/page%d.png loop=true caps=image/png,framerate={rate} "
+                    f"! pngdec ! videoconvert ! video/x-raw,width={w},height={h} "
+                    f"! ximagesink display={self.display} sync=true")
+        return subprocess.Popen(["gst-launch-1.0", "-q", *pipeline.split()],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def change(self):
+        new = self._paint(still=False)
+        time.sleep(0.3)
+        self.painter.terminate()
+        self.painter.wait()
+        self.painter = new
+
+    def close(self):
+        self.painter.terminate()
+        self.painter.wait()
+        self.xvfb.terminate()
+        self.xvfb.wait()
+
+
+def rss_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return 0
+
+
+def smaps(pid):
+    """Rss in KiB per mapping: the file's base name, [heap], [stack], or 'anonymous'."""
+    out = {}
+    name = None
+    try:
+        with open(f"/proc/{pid}/smaps") as f:
+            for line in f:
+                parts = line.split()
+                if "-" in parts[0] and len(parts) >= 5 and ":" in parts[3]:
+                    name = os.path.basename(parts[5]) if len(parts) >= 6 else "anonymous"
+                    if name.startswith("[stack"):
+                        name = "[stack]"
+                elif parts[0] == "Rss:" and name is not None:
+                    out[name] = out.get(name, 0) + int(parts[1])
+    except (FileNotFoundError, ProcessLookupError):
+        return {}
+    return {k: v for k, v in sorted(out.items(), key=lambda kv: -kv[1]) if v > 0}
+
+
+def run_once(args, work, display, screen):
+    port_file, summary = os.path.join(work, "whip.port"), os.path.join(work, "whip.json")
+    server = None
+    common = ["--source", f"x11:{display}" if args.source == "x11" else "testsrc", "--size", args.size,
+              "--fps", str(args.fps), "--codec", args.codec, "--duration", str(args.seconds), *args.arg]
+    if args.transport == "whip":
+        for f in (port_file, summary):
+            if os.path.exists(f):
+                os.remove(f)
+        server = subprocess.Popen([sys.executable, SERVER, "--port-file", port_file, "--summary", summary],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while not (os.path.exists(port_file) and open(port_file).read().strip()):
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise RuntimeError("the WHIP server did not start")
+            time.sleep(0.1)
+        port = int(open(port_file).read().strip())
+        argv = [args.binary, *common, "--audio", "testtone", "--whip", f"http://127.0.0.1:{port}/whip/fullhd",
+                "--whip-bind", "127.0.0.1:0"]
+    else:
+        argv = [args.binary, *common, "--output", os.path.join(work, "out.ivf" if args.codec == "vp8" else "out.h264")]
+    log = open(os.path.join(work, "sender.log"), "wb")
+    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+    started = time.monotonic()
+    high, at_high, mid = 0, {}, {}
+    changed = args.source != "x11"
+    usage = None
+    while usage is None:
+        pid, status, usage_now = os.wait4(proc.pid, os.WNOHANG)
+        if pid == proc.pid:
+            usage, code = usage_now, os.waitstatus_to_exitcode(status)
+            break
+        now = time.monotonic() - started
+        kib = rss_kib(proc.pid)
+        if kib > high + 256:
+            high = kib
+            at_high = smaps(proc.pid)
+        if not mid and now > args.seconds / 2 + args.still / 2:
+            mid = smaps(proc.pid)
+        if not changed and now > args.still:
+            screen.change()
+            changed = True
+        time.sleep(0.004)
+    log.close()
+    decoded = None
+    if server:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+        if os.path.exists(summary):
+            decoded = json.load(open(summary)).get("video_frames")
+    tail = open(os.path.join(work, "sender.log"), errors="replace").read()[-400:]
+    return {"exit": code, "peak_mib": round(usage.ru_maxrss / 1024, 2), "sampled_high_mib": round(high / 1024, 2),
+            "smaps_at_high_kib": at_high, "smaps_mid_kib": mid, "decoded": decoded,
+            "log_tail": tail if code != 0 else ""}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("binary")
+    p.add_argument("--codec", default="vp8")
+    p.add_argument("--size", default="1920x1080")
+    p.add_argument("--screen", default="1920x1080")
+    p.add_argument("--fps", type=int, default=15)
+    p.add_argument("--seconds", type=int, default=20)
+    p.add_argument("--still", type=int, default=6)
+    p.add_argument("--transport", default="whip", choices=["whip", "file"])
+    p.add_argument("--source", default="x11", choices=["x11", "testsrc"])
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--arg", action="append", default=[], help="one more argument for the sender (repeatable)")
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory() as work:
+        runs = []
+        for _ in range(args.runs):
+            screen = None
+            if args.source == "x11":
+                make_pages(work, args.screen)
+                screen = Screen(work, args.screen)
+            try:
+                runs.append(run_once(args, work, screen.display if screen else None, screen))
+            finally:
+                if screen:
+                    screen.close()
+        peaks = [r["peak_mib"] for r in runs]
+        median = statistics.median(peaks)
+        chosen = min(runs, key=lambda r: abs(r["peak_mib"] - median))
+        print(json.dumps({"configuration": vars(args), "peaks_mib": peaks, "median_mib": median,
+                          "exits": [r["exit"] for r in runs], "decoded": [r["decoded"] for r in runs],
+                          "median_run": chosen}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
