@@ -123,7 +123,7 @@ let package = Package(
         // A share: sources, the pipeline run loop, memory planning, lifecycle events. Re-exports
         // the layers its API names (API/Exports.swift): `import RTCShare` is all an embedder needs.
         .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "RTCShareICE",
-                                                 "RTCShareDTLS", "RTCShareTransport", "RTCShareWHIP", "CXCB"]),
+                                                 "RTCShareDTLS", "RTCShareTransport", "RTCShareWHIP", "CXCB", "CWayland"]),
 
         // The checking receiver (`rtcshare receive`): rtcshare's RTP/SRTP in (the wire RTCShare
         // defines), decoded, checked against the frame markers, written to Y4M/WAV, reported.
@@ -165,5 +165,12 @@ let package = Package(
         .testTarget(name: "RTCShareDTLSTests", dependencies: ["RTCShareDTLS", "RTCShareRTP", "TestSupport"]),
         .testTarget(name: "RTCShareMediaTests",
                     dependencies: ["RTCShareMedia", "RTCShareCore", "CShims", "CVPX", "COpus", "CSpeexDSP", "TestSupport"]),
+
+        // wlroots screencopy over libwayland-client for the wayland source: the protocol code
+        // wayland-scanner made from protocol/ (scripts/generate-wayland-protocol) and the
+        // listeners, behind plain functions. Linked like libxcb: libwayland-client0 is small and
+        // on every system that has a compositor.
+        .target(name: "CWayland", exclude: ["protocol"], cSettings: [.define("_GNU_SOURCE")],
+                linkerSettings: [.linkedLibrary("wayland-client")]),
     ]
 )

@@ -45,6 +45,12 @@ struct PlanCommand: CommandLineCommand {
                 auto.outputSize = nil
                 let largest = source.fit(auto).outputSize  // the screen is shrunk to the output as it is read
                 report(source, source.fit(configuration), largestFitting: largest)
+            case .wayland(let output, let cursor):
+                let source = try WaylandSource(output: output, framesPerSecond: configuration.framesPerSecond, cursor: cursor)
+                var auto = configuration
+                auto.outputSize = nil
+                let largest = source.fit(auto).outputSize
+                report(source, source.fit(configuration), largestFitting: largest)
             case .ipc(let path, let maxSize):
                 report(IPCSource(path: path, maxSize: maxSize), configuration)
             case .y4m(let path):

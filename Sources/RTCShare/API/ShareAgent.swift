@@ -92,6 +92,11 @@ public final class ShareAgent: @unchecked Sendable {
                 try X11Source(display: display, framesPerSecond: share.framesPerSecond)
             }
             parts = try Self.assemble(source, source.fit(share), context)
+        case .wayland(let output, let cursor):
+            let source = try open { () throws(SourceError) in
+                try WaylandSource(output: output, framesPerSecond: share.framesPerSecond, cursor: cursor)
+            }
+            parts = try Self.assemble(source, source.fit(share), context)
         case .ipc(let path, let maxSize):
             parts = try Self.assemble(IPCSource(path: path, maxSize: maxSize, log: context.notice), share, context)
         case .pushed(let maxSize):

@@ -12,6 +12,9 @@ public enum ShareSourceChoice: Sendable, Equatable {
     case y4m(path: String)
     /// The X11 screen through MIT-SHM (nil: $DISPLAY).
     case x11(display: String?)
+    /// An output of a wlroots compositor through screencopy (nil: the first output), on the
+    /// compositor in $WAYLAND_DISPLAY; `cursor`: the pointer drawn into the picture.
+    case wayland(output: String?, cursor: Bool = false)
     /// A producer process over a Unix socket (docs/ipc.md), pictures up to `maxSize`.
     case ipc(path: String, maxSize: PictureSize)
     /// Frames the embedder pushes (`ShareAgent.pushVideo`), up to `maxSize` in either
