@@ -152,7 +152,8 @@ let package = Package(
         .testTarget(name: "RTCShareImpairmentTests", dependencies: ["RTCShareImpairment", "RTCShareCore", "TestSupport"]),
         .testTarget(name: "RTCShareTests", dependencies: ["RTCShare", "RTCShareReceive", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP",
                                                   "RTCShareICE", "RTCShareWHIP", "RTCShareDTLS", "TestSupport"]),
-        .testTarget(name: "InteropTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareRTP", "rtcshare", "rtcshare-producer", "rtcshare-relay", "RTCShareIO", "CXCB", "TestSupport"]),
+        .testTarget(name: "InteropTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareRTP", "rtcshare", "rtcshare-producer", "rtcshare-relay", "RTCShareIO", "CXCB", "TestSupport",
+                                                          "wayland-test-client"]),
         .testTarget(name: "RTCShareRTPTests", dependencies: ["RTCShareRTP", "RTCShareCore", "RTCShareMedia", "RTCShareImpairment",
                                                     "COpenSSL", "TestSupport"]),
         .testTarget(name: "RTCShareICETests", dependencies: ["RTCShareICE", "RTCShareCore", "RTCShareImpairment", "TestSupport"],
@@ -172,5 +173,8 @@ let package = Package(
         // on every system that has a compositor.
         .target(name: "CWayland", exclude: ["protocol"], cSettings: [.define("_GNU_SOURCE")],
                 linkerSettings: [.linkedLibrary("wayland-client")]),
+        // The window the wayland source's tests capture (a known picture, the frame marker).
+        .executableTarget(name: "wayland-test-client", path: "Tests/WaylandTestClient",
+                          cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("wayland-client")]),
     ]
 )
