@@ -174,7 +174,7 @@ import Testing
                                                          "--output", ivf, "--duration", "14"], in: dir, name: "share")
         defer { share.kill() }
         Thread.sleep(forTimeInterval: 2)
-        sway.stop(signal: SIGKILL)
+        sway.stop(keepDirectory: true)
         client.kill()
         Thread.sleep(forTimeInterval: 3)
         let again = try Sway(width: 1280, height: 720, reusing: sway)
@@ -237,9 +237,16 @@ final class Sway: @unchecked Sendable {
     /// runtime directory, so it serves the same socket.
     init(width: Int, height: Int, reusing old: Sway? = nil) throws {
         let sway = try #require(Tools.which("sway"), "sway is not installed (scripts/setup installs it)")
-        let runuser = try #require(Tools.which("runuser"))
+        // setpriv execs sway as nobody in this very process (runuser would fork and leave sway
+        // an orphan the test cannot reap).
+        let setpriv = try #require(Tools.which("setpriv"), "setpriv is not installed (util-linux)")
         if let old {
             dir = old.dir
+            // The killed one's sockets are left behind: gone first, so readiness below is the new one's.
+            let run = old.runtime
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: run)) ?? [] {
+                try? FileManager.default.removeItem(atPath: run + "/" + name)
+            }
         } else {
             // World-readable, so nobody can read the config; the runtime directory nobody's, 0700.
             dir = URL(fileURLWithPath: "/tmp/rtcshare-sway-\(UUID().uuidString)")
@@ -258,8 +265,8 @@ final class Sway: @unchecked Sendable {
         default_floating_border none
         """.write(to: config, atomically: true, encoding: .utf8)
         chmod(config.path, 0o644)
-        process = try BackgroundProcess(runuser, [
-            "-u", "nobody", "--", "env", "-i", "PATH=/usr/bin:/bin", "HOME=\(dir.path)", "XDG_RUNTIME_DIR=\(dir.path)/run",
+        process = try BackgroundProcess(setpriv, [
+            "--reuid=65534", "--regid=65534", "--clear-groups", "--", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=\(dir.path)", "XDG_RUNTIME_DIR=\(dir.path)/run",
             "WLR_BACKENDS=headless", "WLR_LIBINPUT_NO_DEVICES=1", "WLR_RENDERER=pixman", sway, "-c", config.path,
         ], in: dir, name: "sway-\(UUID().uuidString.prefix(8))")
         let run = dir.appendingPathComponent("run").path
@@ -278,14 +285,6 @@ final class Sway: @unchecked Sendable {
     /// The IPC socket (its name carries sway's pid).
     var ipcSocket: String? {
         (try? FileManager.default.contentsOfDirectory(atPath: runtime))?.first { $0.hasPrefix("sway-ipc.") }.map { runtime + "/" + $0 }
-    }
-
-    /// sway's own pid (runuser's child), from the IPC socket's name.
-    var pid: pid_t? {
-        ipcSocket.flatMap { name in
-            let parts = name.split(separator: ".")
-            return parts.count >= 3 ? pid_t(parts[parts.count - 2]) : nil
-        }
     }
 
     /// Sends `arguments` to sway over IPC (swaymsg).
@@ -313,12 +312,12 @@ final class Sway: @unchecked Sendable {
         return client
     }
 
-    /// Ends sway (SIGTERM, or `signal`) and, unless it is to be reused, its directory.
-    func stop(signal: Int32 = SIGTERM) {
+    /// Ends sway (SIGKILL: test threads block SIGTERM, and a child inherits that) and, unless
+    /// it is to be reused (`keepDirectory`), its directory. Its swaybg ends with its connection.
+    func stop(keepDirectory: Bool = false) {
         guard !stopped else { return }
         stopped = true
-        if let pid { kill(pid, signal) }
-        _ = process.wait(timeout: 10)
-        if signal == SIGTERM { try? FileManager.default.removeItem(at: dir) }
+        process.kill()
+        if !keepDirectory { try? FileManager.default.removeItem(at: dir) }
     }
 }

@@ -212,6 +212,14 @@ int main(int argc, char **argv) {
     sigaction(SIGUSR2, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    // A child inherits its parent's blocked signals (test threads block some): take them back.
+    sigset_t wanted;
+    sigemptyset(&wanted);
+    sigaddset(&wanted, SIGUSR1);
+    sigaddset(&wanted, SIGUSR2);
+    sigaddset(&wanted, SIGTERM);
+    sigaddset(&wanted, SIGINT);
+    sigprocmask(SIG_UNBLOCK, &wanted, NULL);
 
     struct wl_display *display = wl_display_connect(NULL);
     if (display == NULL) {
