@@ -154,6 +154,8 @@ extension ShareOptions {
                          stallAfter: stall?.after, stallFor: stall?.duration ?? .zero)
         case .ipc(let path, _):
             .ipc(path: path, maxSize: PictureSize(parsing: ipcMaxSize) ?? IPCSource.defaultMaxSize)
+        case .x11(let display, _):
+            .x11(display: display, cursor: cursor)
         case .wayland(let output, _):
             .wayland(output: output, cursor: cursor)
         case let other:

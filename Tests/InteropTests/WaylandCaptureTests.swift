@@ -154,7 +154,10 @@ import Testing
         #expect(share.wait(timeout: 40) == 0, "rtcshare: \(share.stderr)")
         let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
         try #require(frames.count >= 10, "\(frames.count) frames")
-        Self.checkBoxes(frames[0], width: 1280, w: 1280, h: 720, "first frame")
+        // Before the change (picked by time: the window may map a moment after the share starts).
+        let times = try Tools.ivfFrameTimes(ivf)
+        let before = try #require(frames.indices.last { times[$0] - times[0] < 1.5 }, "no frame in the first 1.5 s")
+        Self.checkBoxes(frames[before], width: 1280, w: 1280, h: 720, "frame before the change")
         for (n, frame) in frames.suffix(3).enumerated() {
             #expect(abs(Self.meanLuma(frame, width: 1280, 0, 0, 160, 720, margin: 4) - 16) <= 4, "frame \(n): left bar")
             #expect(abs(Self.meanLuma(frame, width: 1280, 1120, 0, 160, 720, margin: 4) - 16) <= 4, "frame \(n): right bar")
