@@ -193,6 +193,32 @@ import Testing
         Self.checkBoxes(frames.last!, width: 1280, w: 1280, h: 720, "after the compositor came back")
     }
 
+    /// `--cursor`: the client puts the pointer at (600, 400) and makes it a 24x24 red square; the
+    /// share shows the square there. (Headless sway draws its pointer in software, so it is in
+    /// the output's picture with or without screencopy's overlay_cursor: only its presence where
+    /// the pointer is can be checked here, not its absence without the flag.)
+    @Test func thePointerAppearsWhereItIs() throws {
+        let sway = try Sway(width: 1280, height: 720)
+        defer { sway.stop() }
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let here = URL(fileURLWithPath: Tools.rtcshare).deletingLastPathComponent()
+        let client = try sway.background(here.appendingPathComponent("wayland-test-client").path,
+                                         ["--share-width", "1280", "--pointer", "600,400,1280,720"], in: dir, name: "client")
+        defer { client.kill() }
+        #expect(client.waitForOutput(containing: "ready", onStandardOutput: true, timeout: 20))
+        let ivf = dir.appendingPathComponent("c.ivf").path
+        let share = try sway.background(Tools.rtcshare, ["--source", "wayland", "--cursor", "--size", "1280x720",
+                                                         "--output", ivf, "--duration", "2"], in: dir, name: "share")
+        #expect(share.wait(timeout: 30) == 0, "rtcshare: \(share.stderr)")
+        let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
+        let last = try #require(frames.last)
+        let square = Self.meanLuma(last, width: 1280, 600, 400, 24, 24, margin: 4)
+        let beside = Self.meanLuma(last, width: 1280, 640, 400, 40, 24, margin: 4)
+        #expect(abs(square - Self.luma(0xff0000)) <= 6, "pointer square luma \(square), want \(Self.luma(0xff0000))")
+        #expect(abs(beside - Self.background) <= 6, "beside the pointer: luma \(beside)")
+    }
+
     @Test func noCompositorIsOneClearLineAndAFailure() throws {
         let dir = try Tools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -9,6 +9,10 @@
 // shrinking the output to `share_width` wide puts it back at 8x16-pixel blocks where
 // `rtcshare receive` reads it.
 //
+// With `--pointer X,Y,W,H` it also puts the pointer at (X, Y) of a W x H output through a virtual pointer
+// (headless sway has no input device, so no pointer until one appears), and sets as its cursor a
+// 24x24 square of pure red (hot spot at its top-left) whenever the pointer enters the window.
+//
 // Prints "ready WxH" once a picture of that size is on the screen (after each resize too).
 
 #include <errno.h>
@@ -23,6 +27,7 @@
 #include <unistd.h>
 #include <wayland-client.h>
 
+#include "wlr-virtual-pointer-unstable-v1-client-protocol.h"
 #include "xdg-shell-client-protocol.h"
 
 static volatile sig_atomic_t animate_signal, still_signal, quit_signal;
@@ -45,6 +50,11 @@ static struct {
     struct wl_compositor *compositor;
     struct wl_shm *shm;
     struct xdg_wm_base *wm;
+    struct zwlr_virtual_pointer_manager_v1 *pointers;
+    struct wl_seat *seat;
+    struct wl_pointer *pointer;
+    struct wl_surface *cursor_surface;
+    struct wl_buffer *cursor_buffer;
     struct wl_surface *surface;
     struct xdg_surface *xdg;
     struct xdg_toplevel *toplevel;
@@ -146,6 +156,49 @@ static int present(void) {
     return 1;
 }
 
+// The red square, in a buffer of its own.
+static void make_cursor(void) {
+    int side = 24;
+    size_t bytes = (size_t)side * side * 4;
+    int fd = memfd_create("wayland-test-cursor", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0) return;
+    uint32_t *pixels = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (pixels == MAP_FAILED) { close(fd); return; }
+    for (int i = 0; i < side * side; i++) pixels[i] = 0xffff0000;
+    struct wl_shm_pool *pool = wl_shm_create_pool(app.shm, fd, (int32_t)bytes);
+    app.cursor_buffer = wl_shm_pool_create_buffer(pool, 0, side, side, side * 4, WL_SHM_FORMAT_ARGB8888);
+    wl_shm_pool_destroy(pool);
+    close(fd);
+    app.cursor_surface = wl_compositor_create_surface(app.compositor);
+    wl_surface_attach(app.cursor_surface, app.cursor_buffer, 0, 0);
+    wl_surface_damage(app.cursor_surface, 0, 0, side, side);
+    wl_surface_commit(app.cursor_surface);
+}
+
+static void pointer_enter(void *data, struct wl_pointer *p, uint32_t serial, struct wl_surface *s, wl_fixed_t x, wl_fixed_t y) {
+    (void)data; (void)s; (void)x; (void)y;
+    if (app.cursor_surface) wl_pointer_set_cursor(p, serial, app.cursor_surface, 0, 0);
+}
+static void pointer_leave(void *d, struct wl_pointer *p, uint32_t serial, struct wl_surface *s) { (void)d; (void)p; (void)serial; (void)s; }
+static void pointer_motion(void *d, struct wl_pointer *p, uint32_t t, wl_fixed_t x, wl_fixed_t y) { (void)d; (void)p; (void)t; (void)x; (void)y; }
+static void pointer_button(void *d, struct wl_pointer *p, uint32_t serial, uint32_t t, uint32_t b, uint32_t st) {
+    (void)d; (void)p; (void)serial; (void)t; (void)b; (void)st;
+}
+static void pointer_axis(void *d, struct wl_pointer *p, uint32_t t, uint32_t a, wl_fixed_t v) { (void)d; (void)p; (void)t; (void)a; (void)v; }
+static const struct wl_pointer_listener pointer_listener = {
+    .enter = pointer_enter, .leave = pointer_leave, .motion = pointer_motion, .button = pointer_button, .axis = pointer_axis,
+};
+
+static void seat_capabilities(void *data, struct wl_seat *seat, uint32_t caps) {
+    (void)data;
+    if ((caps & WL_SEAT_CAPABILITY_POINTER) && app.pointer == NULL) {
+        app.pointer = wl_seat_get_pointer(seat);
+        wl_pointer_add_listener(app.pointer, &pointer_listener, NULL);
+    }
+}
+static void seat_name(void *data, struct wl_seat *seat, const char *name) { (void)data; (void)seat; (void)name; }
+static const struct wl_seat_listener seat_listener = {.capabilities = seat_capabilities, .name = seat_name};
+
 static void wm_ping(void *data, struct xdg_wm_base *wm, uint32_t serial) {
     (void)data;
     xdg_wm_base_pong(wm, serial);
@@ -195,14 +248,23 @@ static void global(void *data, struct wl_registry *r, uint32_t name, const char 
     } else if (strcmp(interface, xdg_wm_base_interface.name) == 0) {
         app.wm = wl_registry_bind(r, name, &xdg_wm_base_interface, 1);
         xdg_wm_base_add_listener(app.wm, &wm_listener, NULL);
+    } else if (strcmp(interface, wl_seat_interface.name) == 0 && app.seat == NULL) {
+        app.seat = wl_registry_bind(r, name, &wl_seat_interface, 1);
+        wl_seat_add_listener(app.seat, &seat_listener, NULL);
+    } else if (strcmp(interface, zwlr_virtual_pointer_manager_v1_interface.name) == 0) {
+        app.pointers = wl_registry_bind(r, name, &zwlr_virtual_pointer_manager_v1_interface, 1);
     }
 }
 static void global_remove(void *data, struct wl_registry *r, uint32_t name) { (void)data; (void)r; (void)name; }
 static const struct wl_registry_listener registry_listener = {.global = global, .global_remove = global_remove};
 
 int main(int argc, char **argv) {
+    int pointer_x = -1, pointer_y = -1, extent_x = 1, extent_y = 1;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--share-width") == 0) app.share_width = atoi(argv[i + 1]);
+        if (strcmp(argv[i], "--pointer") == 0 && sscanf(argv[i + 1], "%d,%d,%d,%d", &pointer_x, &pointer_y, &extent_x, &extent_y) != 4) {
+            pointer_x = -1;
+        }
     }
     if (app.share_width <= 0) app.share_width = 1280;
     struct sigaction sa;
@@ -232,6 +294,17 @@ int main(int argc, char **argv) {
     if (!app.compositor || !app.shm || !app.wm) {
         fprintf(stderr, "wayland-test-client: the compositor lacks wl_compositor, wl_shm or xdg_wm_base\n");
         return 1;
+    }
+    make_cursor();
+    // The pointer first, so the seat has one (and this client its wl_pointer) before the window
+    // maps under it: the enter that follows is where the cursor is set.
+    if (pointer_x >= 0 && app.pointers != NULL) {
+        struct zwlr_virtual_pointer_v1 *p = zwlr_virtual_pointer_manager_v1_create_virtual_pointer(app.pointers, NULL);
+        wl_display_roundtrip(display);
+        zwlr_virtual_pointer_v1_motion_absolute(p, 0, (uint32_t)pointer_x, (uint32_t)pointer_y, (uint32_t)extent_x,
+                                                (uint32_t)extent_y);
+        zwlr_virtual_pointer_v1_frame(p);
+        wl_display_roundtrip(display);
     }
     app.surface = wl_compositor_create_surface(app.compositor);
     app.xdg = xdg_wm_base_get_xdg_surface(app.wm, app.surface);
