@@ -166,6 +166,27 @@ import Testing
         }
     }
 
+    /// An output turned a quarter (transform 90): its buffer is stored turned, the share sends it
+    /// upright, the 720x1280 picture fitted into 1280x720 (404x720 at x 438), as grim shows it.
+    @Test func aTurnedOutputIsSentUpright() throws {
+        let sway = try Sway(width: 1280, height: 720)
+        defer { sway.stop() }
+        try sway.message(["output", "HEADLESS-1", "transform", "90"])
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let client = try sway.startClient(in: dir, shareWidth: 1280)
+        defer { client.kill() }
+        #expect(String(decoding: client.stdout, as: UTF8.self).contains("ready 720x1280"))
+        let ivf = dir.appendingPathComponent("t.ivf").path
+        let share = try sway.background(Tools.rtcshare, ["--source", "wayland", "--size", "1280x720",
+                                                         "--output", ivf, "--duration", "1"], in: dir, name: "share")
+        #expect(share.wait(timeout: 30) == 0, "rtcshare: \(share.stderr)")
+        let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
+        let last = try #require(frames.last)
+        Self.checkBoxes(last, width: 1280, x: 438, w: 404, h: 720, "the turned output")
+        #expect(abs(Self.meanLuma(last, width: 1280, 0, 0, 430, 720, margin: 4) - 16) <= 4, "left bar")
+    }
+
     /// sway killed mid-share: captures stall, the watchdog restarts the source with back-off,
     /// and once a compositor is back on the same socket the share shows its picture again.
     @Test func aCompositorThatGoesAwayIsRestartedAfter() throws {

@@ -8,9 +8,10 @@ import RTCShareCore
 /// undone first, then the output's transform, and the product is looked up again as a tag.
 enum WaylandOutputTransform {
     /// The correction of wl_output transform 0...7 (normal, 90, 180, 270, flipped, flipped-90,
-    /// flipped-180, flipped-270): turned back against the panel's turn, the flip undone first.
+    /// flipped-180, flipped-270): a buffer of an output at 90 needs a clockwise quarter turn
+    /// (checked against sway); the flipped ones are mirrored first, then turned likewise.
     static func orientation(transform: Int, yInverted: Bool) -> Orientation {
-        let table: [Orientation] = [.up, .left, .down, .right, .upMirrored, .leftMirrored, .downMirrored, .rightMirrored]
+        let table: [Orientation] = [.up, .right, .down, .left, .upMirrored, .rightMirrored, .downMirrored, .leftMirrored]
         let output = table[(0...7).contains(transform) ? transform : 0]
         guard yInverted else { return output }
         let m = multiply(matrix(output), matrix(.downMirrored))
