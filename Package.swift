@@ -47,7 +47,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CXCB", path: "Sources/CXCB", pkgConfig: "xcb-shm",
-                       providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-damage0-dev"])]),
+                       providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-damage0-dev", "libxcb-xfixes0-dev"])]),
         .systemLibrary(name: "CSpeexDSP", path: "Sources/CSpeexDSP", pkgConfig: "speexdsp",
                        providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "COgg", path: "Sources/COgg", pkgConfig: "ogg",
@@ -123,7 +123,7 @@ let package = Package(
         // A share: sources, the pipeline run loop, memory planning, lifecycle events. Re-exports
         // the layers its API names (API/Exports.swift): `import RTCShare` is all an embedder needs.
         .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "RTCShareICE",
-                                                 "RTCShareDTLS", "RTCShareTransport", "RTCShareWHIP", "CXCB"]),
+                                                 "RTCShareDTLS", "RTCShareTransport", "RTCShareWHIP", "CXCB", "CWayland"]),
 
         // The checking receiver (`rtcshare receive`): rtcshare's RTP/SRTP in (the wire RTCShare
         // defines), decoded, checked against the frame markers, written to Y4M/WAV, reported.
@@ -152,7 +152,8 @@ let package = Package(
         .testTarget(name: "RTCShareImpairmentTests", dependencies: ["RTCShareImpairment", "RTCShareCore", "TestSupport"]),
         .testTarget(name: "RTCShareTests", dependencies: ["RTCShare", "RTCShareReceive", "RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP",
                                                   "RTCShareICE", "RTCShareWHIP", "RTCShareDTLS", "TestSupport"]),
-        .testTarget(name: "InteropTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareRTP", "rtcshare", "rtcshare-producer", "rtcshare-relay", "RTCShareIO", "CXCB", "TestSupport"]),
+        .testTarget(name: "InteropTests", dependencies: ["RTCShare", "RTCShareCore", "RTCShareMedia", "RTCShareRTP", "rtcshare", "rtcshare-producer", "rtcshare-relay", "RTCShareIO", "CXCB", "TestSupport",
+                                                          "wayland-test-client"]),
         .testTarget(name: "RTCShareRTPTests", dependencies: ["RTCShareRTP", "RTCShareCore", "RTCShareMedia", "RTCShareImpairment",
                                                     "COpenSSL", "TestSupport"]),
         .testTarget(name: "RTCShareICETests", dependencies: ["RTCShareICE", "RTCShareCore", "RTCShareImpairment", "TestSupport"],
@@ -165,5 +166,16 @@ let package = Package(
         .testTarget(name: "RTCShareDTLSTests", dependencies: ["RTCShareDTLS", "RTCShareRTP", "TestSupport"]),
         .testTarget(name: "RTCShareMediaTests",
                     dependencies: ["RTCShareMedia", "RTCShareCore", "CShims", "CVPX", "COpus", "CSpeexDSP", "TestSupport"]),
+
+        // wlroots screencopy over libwayland-client for the wayland source: the protocol code
+        // wayland-scanner made from protocol/ (scripts/generate-wayland-protocol) and the
+        // listeners, behind plain functions. Linked like libxcb: libwayland-client0 is small and
+        // on every system that has a compositor.
+        .target(name: "CWayland", exclude: ["protocol"], cSettings: [.define("_GNU_SOURCE")],
+                linkerSettings: [.linkedLibrary("wayland-client")]),
+        // The window the wayland source's tests capture (a known picture, the frame marker).
+        .executableTarget(name: "wayland-test-client", path: "Tests/WaylandTestClient",
+                          exclude: ["wlr-virtual-pointer-unstable-v1.xml"],
+                          cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("wayland-client")]),
     ]
 )

@@ -39,11 +39,17 @@ struct PlanCommand: CommandLineCommand {
             case .testPattern(_, let orientation, _, _):
                 let asked = configuration.outputSize ?? PictureSize(width: 1920, height: 1080)
                 report(TestSource(width: asked.width, height: asked.height, orientation: orientation), configuration)
-            case .x11(let display):
-                let source = try X11Source(display: display, framesPerSecond: configuration.framesPerSecond)
+            case .x11(let display, let cursor):
+                let source = try X11Source(display: display, framesPerSecond: configuration.framesPerSecond, cursor: cursor)
                 var auto = configuration
                 auto.outputSize = nil
                 let largest = source.fit(auto).outputSize  // the screen is shrunk to the output as it is read
+                report(source, source.fit(configuration), largestFitting: largest)
+            case .wayland(let output, let cursor):
+                let source = try WaylandSource(output: output, framesPerSecond: configuration.framesPerSecond, cursor: cursor)
+                var auto = configuration
+                auto.outputSize = nil
+                let largest = source.fit(auto).outputSize
                 report(source, source.fit(configuration), largestFitting: largest)
             case .ipc(let path, let maxSize):
                 report(IPCSource(path: path, maxSize: maxSize), configuration)

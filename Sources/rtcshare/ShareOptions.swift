@@ -18,11 +18,13 @@ struct ShareOptions: CommandLineOptions {
     var toneHz = TestTone.defaultFrequency
     var testsrcFps = 30
     var testsrcStall: String?
+    var cursor = false
 
     static var options: [OptionSpec<ShareOptions>] {
         let d = ShareOptions()
         return [
-            .option("source", \.source, help: "Picture source: testsrc, y4m:PATH, y4m:- (standard input), x11[:DISPLAY] (the screen), or ipc:PATH (a producer process, docs/ipc.md).", defaults: d),
+            .option("source", \.source, help: "Picture source: testsrc, y4m:PATH, y4m:- (standard input), x11[:DISPLAY] (the screen), wayland[:OUTPUT] (an output of a wlroots compositor, sway/labwc/cage, in $WAYLAND_DISPLAY; the first by default), or ipc:PATH (a producer process, docs/ipc.md).", defaults: d),
+            .flag("cursor", \.cursor, help: "Draw the pointer into the picture (x11 and wayland sources)."),
             .option("size", \.size, help: "Output size WxH (even sides), or auto for the largest that fits the memory cap.", defaults: d),
             .option("fps", \.fps, help: "Frames per second sent (the last frame is repeated to hold it).", defaults: d),
             .option("idle-fps", \.idleFps, help: "Frame rate once the screen has been static for a moment (default: no idle mode)."),
@@ -152,6 +154,10 @@ extension ShareOptions {
                          stallAfter: stall?.after, stallFor: stall?.duration ?? .zero)
         case .ipc(let path, _):
             .ipc(path: path, maxSize: PictureSize(parsing: ipcMaxSize) ?? IPCSource.defaultMaxSize)
+        case .x11(let display, _):
+            .x11(display: display, cursor: cursor)
+        case .wayland(let output, _):
+            .wayland(output: output, cursor: cursor)
         case let other:
             other
         }

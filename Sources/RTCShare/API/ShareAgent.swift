@@ -87,9 +87,14 @@ public final class ShareAgent: @unchecked Sendable {
                 try Y4MSource(path: path, fallbackFramesPerSecond: share.framesPerSecond)
             }
             parts = try Self.assemble(source, share, context)
-        case .x11(let display):
+        case .x11(let display, let cursor):
             let source = try open { () throws(SourceError) in
-                try X11Source(display: display, framesPerSecond: share.framesPerSecond)
+                try X11Source(display: display, framesPerSecond: share.framesPerSecond, cursor: cursor)
+            }
+            parts = try Self.assemble(source, source.fit(share), context)
+        case .wayland(let output, let cursor):
+            let source = try open { () throws(SourceError) in
+                try WaylandSource(output: output, framesPerSecond: share.framesPerSecond, cursor: cursor)
             }
             parts = try Self.assemble(source, source.fit(share), context)
         case .ipc(let path, let maxSize):

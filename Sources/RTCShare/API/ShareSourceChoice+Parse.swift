@@ -10,13 +10,18 @@ extension ShareSourceChoice {
     }
 
     /// Reads `testsrc`, `y4m:PATH` (`y4m:-`: standard input), `x11` (the display in $DISPLAY),
-    /// `x11:DISPLAY`, `ipc:PATH` and, where the host hands pictures in (`acceptsPush`: the C
+    /// `x11:DISPLAY`, `wayland` (the first output), `wayland:OUTPUT`, `ipc:PATH` and, where the host hands pictures in (`acceptsPush`: the C
     /// ABI; the CLI has nothing to push), `push`. What the text does not say takes its default
     /// (the test pattern at 30 fps, upright, never stalling; ipc and pushed pictures up to
     /// `IPCSource.defaultMaxSize`); a caller with other settings puts them in afterwards.
     public static func parse(_ text: String, acceptsPush: Bool = false) throws(ParseError) -> ShareSourceChoice {
         if text == "testsrc" { return .testPattern() }
         if text == "x11" { return .x11(display: nil) }
+        if text == "wayland" { return .wayland(output: nil) }
+        if let output = text.value(after: "wayland:") {
+            guard !output.isEmpty else { throw ParseError("wayland: needs an output name, e.g. wayland:HDMI-A-1 (or wayland for the first)") }
+            return .wayland(output: output)
+        }
         if acceptsPush, text == "push" { return .pushed(maxSize: IPCSource.defaultMaxSize) }
         if let display = text.value(after: "x11:") {
             guard !display.isEmpty else { throw ParseError("x11: needs a display, e.g. x11::0 (or x11 for $DISPLAY)") }
@@ -30,7 +35,7 @@ extension ShareSourceChoice {
             guard !path.isEmpty else { throw ParseError("ipc: needs the path of the socket to listen on") }
             return .ipc(path: path, maxSize: IPCSource.defaultMaxSize)
         }
-        throw ParseError("must be \(acceptsPush ? "push, " : "")testsrc, y4m:PATH, y4m:-, x11[:DISPLAY] or ipc:PATH, not '\(text)'")
+        throw ParseError("must be \(acceptsPush ? "push, " : "")testsrc, y4m:PATH, y4m:-, x11[:DISPLAY], wayland[:OUTPUT] or ipc:PATH, not '\(text)'")
     }
 }
 

@@ -10,8 +10,11 @@ public enum ShareSourceChoice: Sendable, Equatable {
                      stallAfter: MediaDuration? = nil, stallFor: MediaDuration = .zero)
     /// A YUV4MPEG2 file (or "-" for standard input), at its own frame rate.
     case y4m(path: String)
-    /// The X11 screen through MIT-SHM (nil: $DISPLAY).
-    case x11(display: String?)
+    /// The X11 screen through MIT-SHM (nil: $DISPLAY); `cursor`: the pointer drawn in (XFIXES).
+    case x11(display: String?, cursor: Bool = false)
+    /// An output of a wlroots compositor through screencopy (nil: the first output), on the
+    /// compositor in $WAYLAND_DISPLAY; `cursor`: the pointer drawn into the picture.
+    case wayland(output: String?, cursor: Bool = false)
     /// A producer process over a Unix socket (docs/ipc.md), pictures up to `maxSize`.
     case ipc(path: String, maxSize: PictureSize)
     /// Frames the embedder pushes (`ShareAgent.pushVideo`), up to `maxSize` in either

@@ -82,11 +82,18 @@ public final class X11Source: SharedMemorySource {
     /// Captures that read the screen, and those that did not because nothing was drawn.
     public private(set) var screenReads = 0
     public private(set) var readsSkipped = 0
+    /// Whether the pointer is drawn into the picture (`--cursor`), and where it is.
+    public let drawsCursor: Bool
+    private var cursor = X11Cursor()
 
     /// Connects to `display` (`":1"`, `"host:0.1"`; nil takes $DISPLAY) and checks that its
     /// screen can be captured. Delivers the screen at its own size until `deliver(fitting:)`.
-    public init(display: String? = nil, framesPerSecond: Int = 30) throws(SourceError) {
+    public init(display: String? = nil, framesPerSecond: Int = 30, cursor: Bool = false) throws(SourceError) {
         connection = try X11Connection(display: display)
+        drawsCursor = cursor
+        if cursor, !X11Cursor.available(connection.connection) {
+            throw SourceError("x11: \(connection.display) has no XFIXES extension, which --cursor needs")
+        }
         self.display = connection.display
         name = "x11:\(connection.display)"
         screenWidth = connection.width
@@ -218,7 +225,8 @@ public final class X11Source: SharedMemorySource {
         repeat { nextCapture += interval } while nextCapture <= started
 
         // Nothing drawn since the last read (and one was delivered): the screen is as delivered.
-        if !connection.takeDamage() && hasDelivered && started < nextFullRead {
+        let pointerChanged = drawsCursor && cursor.refresh(connection.connection)
+        if !connection.takeDamage() && !pointerChanged && hasDelivered && started < nextFullRead {
             readsSkipped += 1
             return .unchanged
         }
@@ -274,6 +282,10 @@ public final class X11Source: SharedMemorySource {
             let sequence = connection.requestImage(y: strip.screenY, rows: strip.screenRows, width: plan.screenWidth)
             let reply = connection.waitForImage(sequence, until: MonotonicClock.now() + Self.replyTimeout)
             guard reply == .ready else { return .reply(reply, sequence: sequence, stripY: strip.screenY) }
+            if drawsCursor {
+                cursor.draw(into: segment, rowY: strip.screenY, rows: strip.screenRows, screenWidth: plan.screenWidth,
+                            stride: plan.screenWidth * 4)
+            }
             do {
                 try Self.convertStrip(index, of: plan, from: segment, stride: plan.screenWidth * 4,
                                       into: pixels, at: placement, scratch: scratchBase, scratchBytes: scratchBytes)
@@ -398,6 +410,7 @@ public final class X11Source: SharedMemorySource {
             unanswered = nil
         }
         var fresh = try X11Connection(display: display)
+        if drawsCursor { _ = X11Cursor.available(fresh.connection) }
         let size = (width: fresh.width, height: fresh.height)
         if prepared {
             try fresh.attachSegment(bytes: sharedMemoryBytes)

@@ -1,0 +1,374 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `rtcshare --source wayland` against a real wlroots compositor: headless sway (run as an
+/// unprivileged user, which it insists on), with `wayland-test-client` covering its output with
+/// a known picture and the frame marker, animated or held still on the test's signal.
+@Suite(.serialized) struct WaylandCaptureTests {
+    /// Studio-range luma of the client's colours (BT.601).
+    static func luma(_ rgb: UInt32) -> Double {
+        let r = Double(rgb >> 16 & 0xff), g = Double(rgb >> 8 & 0xff), b = Double(rgb & 0xff)
+        return 16 + (65.481 * r + 128.553 * g + 24.966 * b) / 255
+    }
+    static let background = luma(0x336699), white = luma(0xffffff), black = luma(0x000000)
+
+    /// Mean luma of (x, y, w, h) of a `width`-wide luma plane, shrunk by a margin for codec edges.
+    static func meanLuma(_ frame: Data, width: Int, _ x: Int, _ y: Int, _ w: Int, _ h: Int, margin: Int = 6) -> Double {
+        var sum = 0, count = 0
+        frame.withUnsafeBytes { raw in
+            for row in (y + margin)..<(y + h - margin) {
+                for column in (x + margin)..<(x + w - margin) {
+                    sum += Int(raw[row * width + column])
+                    count += 1
+                }
+            }
+        }
+        return Double(sum) / Double(max(count, 1))
+    }
+
+    /// The client's still boxes as they land in a `w` x `h` picture placed at `x`: the white one,
+    /// the black one, and background beside them.
+    static func checkBoxes(_ frame: Data, width: Int, x: Int = 0, w: Int, h: Int, _ what: String) {
+        let white = meanLuma(frame, width: width, x + w / 10, h / 5, w * 3 / 10, h * 3 / 10)
+        let black = meanLuma(frame, width: width, x + w * 6 / 10, h / 2, w / 5, h * 2 / 5)
+        let ground = meanLuma(frame, width: width, x + w / 2, h / 6, w / 10, h / 4)
+        #expect(abs(white - Self.white) <= 10, "\(what): white box luma \(white)")
+        #expect(abs(black - Self.black) <= 10, "\(what): black box luma \(black)")
+        #expect(abs(ground - Self.background) <= 10, "\(what): background luma \(ground)")
+    }
+
+    /// CPU seconds the process has used (user + system), from /proc.
+    static func cpuSeconds(_ pid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// The `--stats-json` lines of a share: time and the counters the tests read.
+    static func statsLines(_ path: String) -> [[String: Any]] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    static func number(_ line: [String: Any], _ key: String) -> Double {
+        (line[key] as? NSNumber)?.doubleValue ?? -1
+    }
+
+    /// A share of the output at 1280x720@20 into `rtcshare receive` while the client animates for
+    /// 4 s, then holds still for 4 s: every frame arrives with a readable marker, the picture is
+    /// the client's, the still stretch makes no copy and costs at most half the changing one's CPU.
+    @Test func theOutputArrivesRightAndAStillOneCostsNoCopy() throws {
+        let sway = try Sway(width: 1920, height: 1080)
+        defer { sway.stop() }
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let client = try sway.startClient(in: dir, shareWidth: 1280)
+        defer { client.kill() }
+        kill(client.process.processIdentifier, SIGUSR1)
+
+        let port = try Tools.freeUDPPorts(count: 4)
+        let sdp = dir.appendingPathComponent("x.sdp").path, txJSON = dir.appendingPathComponent("tx.jsonl").path
+        // --idle-fps 2: a still screen is also sent at 2 fps, as a board sharing a still screen
+        // would be run; the capture's own part (no copy while still) is checked from the counts.
+        let sender = try sway.background(Tools.rtcshare, [
+            "--source", "wayland", "--size", "1280x720", "--fps", "20", "--idle-fps", "2",
+            "--peer", "127.0.0.1:\(port)", "--sdp", sdp, "--start-delay", "2", "--duration", "10",
+            "--stats-json", txJSON,
+        ], in: dir, name: "sender")
+        try #require(Tools.waitForFile(sdp, timeout: 20, while: { sender.isRunning }), "no SDP: \(sender.stderr)")
+        let rxJSON = dir.appendingPathComponent("rx.json").path, y4m = dir.appendingPathComponent("rx.y4m").path
+        let receiver = try BackgroundProcess(Tools.rtcshare, [
+            "receive", "--sdp", sdp, "--stats-json", rxJSON, "--idle-timeout", "3", "--y4m", y4m,
+        ], in: dir, name: "receiver")
+        // A fixed timeline on purpose: when the picture moves and when it holds is the scenario.
+        // The share starts sending 2 s in; it animates until 6 s, then holds still.
+        let pid = sender.process.processIdentifier
+        Thread.sleep(forTimeInterval: 3)
+        let changingStart = Self.cpuSeconds(pid)
+        Thread.sleep(forTimeInterval: 3)
+        let changingEnd = Self.cpuSeconds(pid)
+        kill(client.process.processIdentifier, SIGUSR2)
+        Thread.sleep(forTimeInterval: 1)
+        let stillStart = Self.cpuSeconds(pid)
+        Thread.sleep(forTimeInterval: 3)
+        let stillEnd = Self.cpuSeconds(pid)
+        #expect(sender.wait(timeout: 30) == 0, "sender: \(sender.stderr)")
+        #expect(receiver.wait(timeout: 15) == 0, "receiver: \(receiver.stderr)")
+
+        let sent = try #require(BuiltInReceiverTests.SenderSummary(sender.stderr), "\(sender.stderr)")
+        let stats = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: rxJSON))) as? [String: Any])
+        func int(_ key: String) -> Int { (stats[key] as? NSNumber)?.intValue ?? -1 }
+        #expect(int("width") == 1280 && int("height") == 720)
+        // >= 95 % of the frames sent decoded, none unreadable: the marker the client drew at
+        // 1.5 times its size came through the shrinking at 8x16 blocks.
+        #expect(Double(int("frames")) >= 0.95 * Double(sent.frames) && sent.frames > 0,
+                "received \(int("frames")) of \(sent.frames)\nreceiver: \(receiver.stderr)\nsender: \(sender.stderr)")
+        #expect(int("markers_unreadable") == 0 && int("frames_lost") == 0, "\(stats)")
+
+        // The picture: the last decoded frame shows the client's boxes where it drew them.
+        let data = try Data(contentsOf: URL(fileURLWithPath: y4m))
+        let frameBytes = 6 + 1280 * 720 * 3 / 2
+        let header = try #require(data.firstIndex(of: 0x0a)) + 1
+        let count = (data.count - header) / frameBytes
+        try #require(count > 0)
+        let last = data.subdata(in: (header + (count - 1) * frameBytes + 6)..<(header + (count - 1) * frameBytes + 6 + 1280 * 720))
+        Self.checkBoxes(last, width: 1280, w: 1280, h: 720, "last frame")
+
+        // Copies: many while changing, none while still (source frames stop growing once the
+        // client holds still; a line a second from the sender).
+        let lines = Self.statsLines(txJSON)
+        func sourceFrames(at second: Double) -> Double {
+            lines.last(where: { Self.number($0, "t") <= second }).map { Self.number($0, "source_frames") } ?? -1
+        }
+        let changingCopies = sourceFrames(at: 4) - sourceFrames(at: 1)
+        let stillCopies = sourceFrames(at: 8) - sourceFrames(at: 5)
+        // 60 at full rate; a debug build on a loaded machine copies far fewer, still many more than none.
+        #expect(changingCopies >= 6, "\(changingCopies) copies in 3 s of animation\n\(sender.stderr)")
+        #expect(stillCopies == 0, "\(stillCopies) copies in 3 s of a still output")
+
+        let changing = try #require(changingEnd) - (try #require(changingStart))
+        let still = try #require(stillEnd) - (try #require(stillStart))
+        #expect(still <= 0.5 * changing, "CPU s: still \(still), changing \(changing)")
+    }
+
+    /// The output changes to 1024x768 mid-share: the share goes on at 1280x720 with the new
+    /// picture fitted in (960x720, bars of 160 beside it).
+    @Test func anOutputThatChangesSizeIsFollowed() throws {
+        let sway = try Sway(width: 1920, height: 1080)
+        defer { sway.stop() }
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let client = try sway.startClient(in: dir, shareWidth: 1280)
+        defer { client.kill() }
+        let ivf = dir.appendingPathComponent("w.ivf").path
+        let share = try sway.background(Tools.rtcshare, ["--source", "wayland:HEADLESS-1", "--size", "1280x720",
+                                                         "--output", ivf, "--duration", "6"], in: dir, name: "share")
+        Thread.sleep(forTimeInterval: 2)
+        try sway.message(["output", "HEADLESS-1", "resolution", "1024x768"])
+        #expect(client.waitForOutput(containing: "ready 1024x768", onStandardOutput: true, timeout: 10),
+                "the client did not redraw at 1024x768: \(String(decoding: client.stdout, as: UTF8.self))")
+        #expect(share.wait(timeout: 40) == 0, "rtcshare: \(share.stderr)")
+        let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
+        try #require(frames.count >= 10, "\(frames.count) frames")
+        // Before the change (picked by time: the window may map a moment after the share starts).
+        let times = try Tools.ivfFrameTimes(ivf)
+        let before = try #require(frames.indices.last { times[$0] - times[0] < 1.5 }, "no frame in the first 1.5 s")
+        Self.checkBoxes(frames[before], width: 1280, w: 1280, h: 720, "frame before the change")
+        for (n, frame) in frames.suffix(3).enumerated() {
+            #expect(abs(Self.meanLuma(frame, width: 1280, 0, 0, 160, 720, margin: 4) - 16) <= 4, "frame \(n): left bar")
+            #expect(abs(Self.meanLuma(frame, width: 1280, 1120, 0, 160, 720, margin: 4) - 16) <= 4, "frame \(n): right bar")
+            Self.checkBoxes(frame, width: 1280, x: 160, w: 960, h: 720, "frame \(n) after the change")
+        }
+    }
+
+    /// An output turned a quarter (transform 90): its buffer is stored turned, the share sends it
+    /// upright, the 720x1280 picture fitted into 1280x720 (404x720 at x 438), as grim shows it.
+    @Test func aTurnedOutputIsSentUpright() throws {
+        let sway = try Sway(width: 1280, height: 720)
+        defer { sway.stop() }
+        try sway.message(["output", "HEADLESS-1", "transform", "90"])
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let client = try sway.startClient(in: dir, shareWidth: 1280)
+        defer { client.kill() }
+        #expect(String(decoding: client.stdout, as: UTF8.self).contains("ready 720x1280"))
+        let ivf = dir.appendingPathComponent("t.ivf").path
+        let share = try sway.background(Tools.rtcshare, ["--source", "wayland", "--size", "1280x720",
+                                                         "--output", ivf, "--duration", "1"], in: dir, name: "share")
+        #expect(share.wait(timeout: 30) == 0, "rtcshare: \(share.stderr)")
+        let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
+        let last = try #require(frames.last)
+        Self.checkBoxes(last, width: 1280, x: 438, w: 404, h: 720, "the turned output")
+        #expect(abs(Self.meanLuma(last, width: 1280, 0, 0, 430, 720, margin: 4) - 16) <= 4, "left bar")
+    }
+
+    /// sway killed mid-share: captures stall, the watchdog restarts the source with back-off,
+    /// and once a compositor is back on the same socket the share shows its picture again.
+    @Test func aCompositorThatGoesAwayIsRestartedAfter() throws {
+        let sway = try Sway(width: 1280, height: 720)
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var client = try sway.startClient(in: dir, shareWidth: 1280)
+        let ivf = dir.appendingPathComponent("w.ivf").path
+        let share = try sway.background(Tools.rtcshare, ["--source", "wayland", "--size", "1280x720",
+                                                         "--output", ivf, "--duration", "14"], in: dir, name: "share")
+        defer { share.kill() }
+        Thread.sleep(forTimeInterval: 2)
+        sway.stop(keepDirectory: true)
+        client.kill()
+        Thread.sleep(forTimeInterval: 3)
+        let again = try Sway(width: 1280, height: 720, reusing: sway)
+        defer { again.stop() }
+        client = try again.startClient(in: dir, shareWidth: 1280, name: "client2")
+        defer { client.kill() }
+        #expect(share.wait(timeout: 60) == 0, "rtcshare: \(share.stderr)")
+        let restarts = share.stderr.split(separator: "\n").last { $0.contains(" frames in ") }
+            .flatMap { line in line.range(of: "restarts ").map { Int(line[$0.upperBound...].prefix { $0.isNumber }) } } ?? nil
+        #expect((restarts ?? 0) >= 1, "no restart: \(share.stderr)")
+        let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
+        try #require(frames.count >= 10, "\(frames.count) frames")
+        Self.checkBoxes(frames.last!, width: 1280, w: 1280, h: 720, "after the compositor came back")
+    }
+
+    /// `--cursor`: the client puts the pointer at (600, 400) and makes it a 24x24 red square; the
+    /// share shows the square there. (Headless sway draws its pointer in software, so it is in
+    /// the output's picture with or without screencopy's overlay_cursor: only its presence where
+    /// the pointer is can be checked here, not its absence without the flag.)
+    @Test func thePointerAppearsWhereItIs() throws {
+        let sway = try Sway(width: 1280, height: 720)
+        defer { sway.stop() }
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let here = URL(fileURLWithPath: Tools.rtcshare).deletingLastPathComponent()
+        let client = try sway.background(here.appendingPathComponent("wayland-test-client").path,
+                                         ["--share-width", "1280", "--pointer", "600,400,1280,720"], in: dir, name: "client")
+        defer { client.kill() }
+        #expect(client.waitForOutput(containing: "ready", onStandardOutput: true, timeout: 20))
+        let ivf = dir.appendingPathComponent("c.ivf").path
+        let share = try sway.background(Tools.rtcshare, ["--source", "wayland", "--cursor", "--size", "1280x720",
+                                                         "--output", ivf, "--duration", "2"], in: dir, name: "share")
+        #expect(share.wait(timeout: 30) == 0, "rtcshare: \(share.stderr)")
+        let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
+        let last = try #require(frames.last)
+        let square = Self.meanLuma(last, width: 1280, 600, 400, 24, 24, margin: 4)
+        let beside = Self.meanLuma(last, width: 1280, 640, 400, 40, 24, margin: 4)
+        #expect(abs(square - Self.luma(0xff0000)) <= 6, "pointer square luma \(square), want \(Self.luma(0xff0000))")
+        #expect(abs(beside - Self.background) <= 6, "beside the pointer: luma \(beside)")
+    }
+
+    @Test func noCompositorIsOneClearLineAndAFailure() throws {
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let socket = dir.appendingPathComponent("wayland-9").path
+        let run = try Tools.run("/usr/bin/env", ["WAYLAND_DISPLAY=\(socket)", Tools.rtcshare, "--source", "wayland",
+                                                 "--output", dir.appendingPathComponent("x.ivf").path, "--duration", "1"])
+        #expect(run.status != 0)
+        #expect(run.stderr == "rtcshare: error: wayland: cannot connect to the compositor \(socket): No such file or directory\n",
+                "\(run.stderr)")
+    }
+
+    @Test func anUnknownOutputNamesTheOnesThereAre() throws {
+        let sway = try Sway(width: 640, height: 480)
+        defer { sway.stop() }
+        let run = try Tools.run("/usr/bin/env", sway.environment + [Tools.rtcshare, "plan", "--source", "wayland:HDMI-A-9"])
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("wayland: the compositor \(sway.socket) has no output HDMI-A-9 (outputs: HEADLESS-1)"),
+                "\(run.stderr)")
+    }
+
+    /// The plan counts the mapped buffer: 1920x1080 at 4 bytes a pixel.
+    @Test func thePlanCountsTheSharedBuffer() throws {
+        let sway = try Sway(width: 1920, height: 1080)
+        defer { sway.stop() }
+        let run = try Tools.run("/usr/bin/env", sway.environment + [Tools.rtcshare, "plan", "--source", "wayland", "--size", "1280x720"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(String(decoding: run.stdout, as: UTF8.self).contains("wayland:HEADLESS-1 shared memory                7.9 MiB"), "\(String(decoding: run.stdout, as: UTF8.self))")
+        #expect(String(decoding: run.stdout, as: UTF8.self).contains("fits"), "\(String(decoding: run.stdout, as: UTF8.self))")
+    }
+}
+
+/// A headless sway for one test, run as `nobody` (sway refuses root) in a runtime directory of
+/// its own; root reaches its Wayland socket and IPC socket there. No input devices, the pixman
+/// renderer, borders off so a window covers the output.
+final class Sway: @unchecked Sendable {
+    let dir: URL
+    let process: BackgroundProcess
+    private var stopped = false
+    var runtime: String { dir.appendingPathComponent("run").path }
+    var socket: String { runtime + "/wayland-1" }
+    /// What a child needs to find this compositor (`env` arguments).
+    var environment: [String] { ["WAYLAND_DISPLAY=\(socket)"] }
+
+    /// Starts sway with HEADLESS-1 at `width` x `height`; `reusing` starts it in a stopped one's
+    /// runtime directory, so it serves the same socket.
+    init(width: Int, height: Int, reusing old: Sway? = nil) throws {
+        let sway = try #require(Tools.which("sway"), "sway is not installed (scripts/setup installs it)")
+        // setpriv execs sway as nobody in this very process (runuser would fork and leave sway
+        // an orphan the test cannot reap).
+        let setpriv = try #require(Tools.which("setpriv"), "setpriv is not installed (util-linux)")
+        if let old {
+            dir = old.dir
+            // The killed one's sockets are left behind: gone first, so readiness below is the new one's.
+            let run = old.runtime
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: run)) ?? [] {
+                try? FileManager.default.removeItem(atPath: run + "/" + name)
+            }
+        } else {
+            // World-readable, so nobody can read the config; the runtime directory nobody's, 0700.
+            dir = URL(fileURLWithPath: "/tmp/rtcshare-sway-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o755])
+            try FileManager.default.createDirectory(atPath: dir.appendingPathComponent("run").path,
+                                                    withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            guard chown(dir.appendingPathComponent("run").path, 65534, 65534) == 0 else {
+                throw Tools.DecodeError(message: "cannot give the runtime directory to nobody")
+            }
+        }
+        let config = dir.appendingPathComponent("config")
+        try """
+        output HEADLESS-1 resolution \(width)x\(height) bg #336699 solid_color
+        default_border none
+        default_floating_border none
+        """.write(to: config, atomically: true, encoding: .utf8)
+        chmod(config.path, 0o644)
+        process = try BackgroundProcess(setpriv, [
+            "--reuid=65534", "--regid=65534", "--clear-groups", "--", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=\(dir.path)", "XDG_RUNTIME_DIR=\(dir.path)/run",
+            "WLR_BACKENDS=headless", "WLR_LIBINPUT_NO_DEVICES=1", "WLR_RENDERER=pixman", sway, "-c", config.path,
+        ], in: dir, name: "sway-\(UUID().uuidString.prefix(8))")
+        let run = dir.appendingPathComponent("run").path
+        let ready = waitUntil(timeout: 20) {
+            (try? FileManager.default.contentsOfDirectory(atPath: run))?.contains { $0.hasPrefix("sway-ipc.") } == true
+                && FileManager.default.fileExists(atPath: run + "/wayland-1")
+        }
+        guard ready else {
+            process.kill()
+            throw Tools.DecodeError(message: "sway did not start: \(process.stderr.suffix(2000))")
+        }
+    }
+
+    deinit { stop() }
+
+    /// The IPC socket (its name carries sway's pid).
+    var ipcSocket: String? {
+        (try? FileManager.default.contentsOfDirectory(atPath: runtime))?.first { $0.hasPrefix("sway-ipc.") }.map { runtime + "/" + $0 }
+    }
+
+    /// Sends `arguments` to sway over IPC (swaymsg).
+    func message(_ arguments: [String]) throws {
+        let swaymsg = try #require(Tools.which("swaymsg"))
+        let ipc = try #require(ipcSocket, "no sway IPC socket")
+        let result = try Tools.run(swaymsg, ["-s", ipc] + arguments)
+        guard result.status == 0 else { throw Tools.DecodeError(message: "swaymsg \(arguments): \(result.stdout) \(result.stderr)") }
+    }
+
+    /// Runs `executable` with this compositor in its environment.
+    func background(_ executable: String, _ arguments: [String], in dir: URL, name: String) throws -> BackgroundProcess {
+        try BackgroundProcess("/usr/bin/env", environment + [executable] + arguments, in: dir, name: name)
+    }
+
+    /// Starts the test client and waits until its picture is on the output.
+    func startClient(in dir: URL, shareWidth: Int, name: String = "client") throws -> BackgroundProcess {
+        let here = URL(fileURLWithPath: Tools.rtcshare).deletingLastPathComponent()
+        let client = try background(here.appendingPathComponent("wayland-test-client").path,
+                                    ["--share-width", "\(shareWidth)"], in: dir, name: name)
+        guard client.waitForOutput(containing: "ready", onStandardOutput: true, timeout: 20) else {
+            client.kill()
+            throw Tools.DecodeError(message: "the test client did not draw: \(client.stderr)")
+        }
+        return client
+    }
+
+    /// Ends sway (SIGKILL: test threads block SIGTERM, and a child inherits that) and, unless
+    /// it is to be reused (`keepDirectory`), its directory. Its swaybg ends with its connection.
+    func stop(keepDirectory: Bool = false) {
+        guard !stopped else { return }
+        stopped = true
+        process.kill()
+        if !keepDirectory { try? FileManager.default.removeItem(at: dir) }
+    }
+}
