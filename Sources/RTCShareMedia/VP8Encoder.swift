@@ -33,6 +33,9 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     public private(set) var stats = Stats()
     /// Bytes of all-zero pages given back after libvpx's init (`reclaimStartupZeroPages`).
     public private(set) var startupBytesReclaimed = 0
+    /// Frames coded at the speed that searches the loop-filter level over the whole frame
+    /// (`Configuration.loopFilterSearchInterval`).
+    public private(set) var loopFilterSearches = 0
 
     private var keyframePending = false
     /// Spaces accepted keyframe requests (`minimumKeyframeRequestIntervalMicroseconds`).
@@ -48,6 +51,9 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     /// The caller let frames go by since the last it submitted: the longest step the next may
     /// take on the timeline (`noteSkipped`).
     private var stepAfterSkip: Int64?
+    /// Frames since the last whose loop-filter level was searched over the whole frame
+    /// (`Configuration.loopFilterSearchInterval`).
+    private var framesSinceFilterSearch = 0
 
     /// The codec-neutral types, under the names this encoder has always used.
     public typealias Stats = VideoEncoderStats
@@ -287,6 +293,9 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         stepAfterSkip = nil
         stats.framesIn += 1
 
+        let searchesFilter = filterSearchDue
+        if searchesFilter { try setSpeed(Configuration.loopFilterSearchCPUUsed) }
+
         let image = self.image, context = self.context
         let duration = UInt(configuration.frameDurationMicroseconds)
         let status = frame.withPixels { pixels in
@@ -300,7 +309,29 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
                                     UInt(VPX_DL_REALTIME))
         }
         image.pointee.planes = (nil, nil, nil, nil)
+        if searchesFilter {
+            framesSinceFilterSearch = 0
+            loopFilterSearches += 1
+            try setSpeed(configuration.cpuUsed)
+        } else {
+            framesSinceFilterSearch += 1
+        }
         try MediaError.check(vpx: status, context: context)
+    }
+
+    /// Whether the next frame is coded at `Configuration.loopFilterSearchCPUUsed`: one in
+    /// `loopFilterSearchInterval`, while the last frame's quantizer says the content is easy,
+    /// and only when the configured speed is one that searches the strip alone.
+    private var filterSearchDue: Bool {
+        guard let interval = configuration.loopFilterSearchInterval, framesSinceFilterSearch >= interval - 1,
+              configuration.cpuUsed < Configuration.loopFilterSearchCPUUsed,
+              stats.framesOut > 0, let q = lastQuantizer else { return false }
+        return q <= configuration.loopFilterSearchMaxQuantizer
+    }
+
+    private func setSpeed(_ cpuUsed: Int) throws(MediaError) {
+        try MediaError.check(vpx: rtcs_vpx_control_int(context, Int32(VP8E_SET_CPUUSED.rawValue), Int32(cpuUsed)),
+                             context: context)
     }
 
     /// The frame packet of the last `submit`, nil if the rate controller dropped the frame;
