@@ -173,10 +173,17 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         try MediaError.check(vpx: vpx_codec_enc_config_set(context, codecConfig), context: context)
     }
 
-    /// Keyframes capped at `Configuration.constrainedKeyframeSizePercent` while the network
-    /// holds the rate below the configured one, at the configured `maxKeyframeSizePercent`
-    /// otherwise (from the next keyframe on).
+    /// Keyframes capped at `Configuration.constrainedKeyframeSizePercent` and the quantizer
+    /// allowed up to `Configuration.constrainedMaxQuantizer` while the network holds the rate
+    /// below the configured one; the configured `maxKeyframeSizePercent` and `maxQuantizer`
+    /// otherwise (from the next frame on).
     public mutating func setKeyframeCap(constrained: Bool) throws(MediaError) {
+        let maxQuantizer = UInt32(constrained ? max(configuration.maxQuantizer, Configuration.constrainedMaxQuantizer)
+                                              : configuration.maxQuantizer)
+        if codecConfig.pointee.rc_max_quantizer != maxQuantizer {
+            codecConfig.pointee.rc_max_quantizer = maxQuantizer
+            try MediaError.check(vpx: vpx_codec_enc_config_set(context, codecConfig), context: context)
+        }
         let percent = constrained ? Configuration.constrainedKeyframeSizePercent : configuration.maxKeyframeSizePercent
         guard percent != keyframeCapPercent else { return }
         try MediaError.check(vpx: rtcs_vpx_control_int(context, Int32(VP8E_SET_MAX_INTRA_BITRATE_PCT.rawValue), Int32(percent)),

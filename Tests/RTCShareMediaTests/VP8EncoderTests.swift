@@ -124,7 +124,11 @@ import Testing
     @Test func framesAreSizedForTheFrameRateInForceNotForTheFramesSkipped() throws {
         let rig = try EncodeRig(width: 640, height: 360, busy: true)
         func meanBytes(frameRate: Int, notingSkips: Bool = true) throws -> Double {
-            var encoder = try VP8Encoder(.init(width: 640, height: 360, bitrateKbps: 600))
+            // The whole quantizer range (as while the path holds the rate down): at 56 this busy
+            // picture cannot be made as small as 600 kbit/s asks, whatever the timeline says.
+            var config = VP8Encoder.Configuration(width: 640, height: 360, bitrateKbps: 600)
+            config.maxQuantizer = 63
+            var encoder = try VP8Encoder(config)
             var bytes = 0
             var coded = 0
             for n in 0..<40 {
