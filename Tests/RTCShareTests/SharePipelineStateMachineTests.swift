@@ -67,25 +67,29 @@ import Testing
         #expect(m.stats.keyframes == 1)
     }
 
-    /// Zero-hertz: a still picture is repeated (and refined) for the settle time, then only one
-    /// repeat a second is encoded; the others cost no encode, the encoder is told of each (so the
-    /// next frame is sized for one interval), a keyframe asked for still goes, and the next source
-    /// frame goes at once.
+    /// Zero-hertz: a still picture (the source says "unchanged" every 100 ms) is repeated (and
+    /// refined) for the settle time, then only one repeat a second is encoded; the others cost no
+    /// encode, the encoder is told of each (so the next frame is sized for one interval), a
+    /// keyframe asked for still goes, and the next source frame goes at once. A stalled source
+    /// (it says nothing) keeps every repeat: the filler holds the rate while it is restarted.
     @Test func aStillPictureStopsBeingEncodedAfterTheSettleTimeButForOneRepeatASecond() {
-        func run(zeroHertz: Machine.ZeroHertz?) -> (repeats: [MediaTime], skipped: Int, keyframeAt: MediaTime?,
-                                                    afterStill: Machine.EncodeOrder?, machine: Machine) {
+        func run(zeroHertz: Machine.ZeroHertz?, heartbeats: Bool = true)
+            -> (repeats: [MediaTime], skipped: Int, keyframeAt: MediaTime?, afterStill: Machine.EncodeOrder?,
+                machine: Machine) {
             var m = Self.machine()
             var config = m.configuration
             config.zeroHertz = zeroHertz
             m = Machine(configuration: config, startedAt: Self.t0)
             _ = Self.actions(&m)
             var repeats: [MediaTime] = [], skipped = 0, keyframeAt: MediaTime?
+            var unchanged = 0
             // One second of frames at 20 fps, then nothing for five seconds.
             for ms in stride(from: Int64(0), to: 6000, by: 5) {
                 let now = Self.at(ms)
                 if ms < 1000 && ms % 50 == 0 { m.frameArrived(at: now, captureTime: now, orientation: .up) }
+                if ms >= 1000 && ms % 100 == 0 && heartbeats { unchanged += 1 }
                 if ms == 4500 { m.keyframeRequested(at: now) }
-                m.tick(at: now, source: .init())
+                m.tick(at: now, source: .init(heartbeats: unchanged))
                 for action in Self.actions(&m) {
                     switch action {
                     case .encode(let order):
@@ -108,6 +112,9 @@ import Testing
         }
         let zero = run(zeroHertz: .init(settle: .seconds(2), refresh: .seconds(1)))
         let every = run(zeroHertz: nil)
+        let stalled = run(zeroHertz: .init(settle: .seconds(2), refresh: .seconds(1)), heartbeats: false)
+        #expect(stalled.skipped == 0 && stalled.repeats.count == every.repeats.count,
+                "stalled: \(stalled.repeats.count) repeats, \(stalled.skipped) skipped")
         // Without it: a repeat every 50 ms for the 5 s still stretch.
         #expect(every.repeats.count >= 95 && every.skipped == 0, "\(every.repeats.count) repeats")
         // With it: repeats for the 2 s settle (the last frame came at 950 ms), then one a second,

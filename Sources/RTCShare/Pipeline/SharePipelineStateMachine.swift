@@ -67,7 +67,10 @@ public struct SharePipelineStateMachine: Sendable {
         }
     }
 
-    /// When a still picture stops being encoded again (`Configuration.zeroHertz`). Repeats of an
+    /// When a still picture stops being encoded again (`Configuration.zeroHertz`). Only a
+    /// source that says its picture is unchanged (a heartbeat: X11's DAMAGE saw nothing drawn,
+    /// testsrc's still stretch) counts as still: one that answers nothing is stalled, and the
+    /// filler holds the rate for it while the watchdog restarts it. Repeats of an
     /// unchanged frame refine it for a while (the encoder spends the rate on what it coded
     /// coarsely), then cost an encode each for nearly nothing: a still 720p screen took 0.16 CPU
     /// seconds a second to send 30 near-empty frames. After `settle` only one repeat in each
@@ -183,8 +186,10 @@ public struct SharePipelineStateMachine: Sendable {
     /// The receiver's last reported video loss (0...1), for the keyframe hold.
     var reportedLoss: Double?
     var keyframeCapConstrained: Bool?
-    /// The last source frame, and the last repeat ordered encoded (zero-hertz).
+    /// The last source frame, the last time the source said its picture is unchanged, and the
+    /// last repeat ordered encoded (zero-hertz).
     var lastSourceFrameAt: MediaTime?
+    var lastUnchangedAt: MediaTime?
     var lastRepeatOrderedAt: MediaTime?
     /// Repeats of a still picture not encoded (zero-hertz).
     public internal(set) var repeatsNotEncoded = 0
@@ -310,7 +315,10 @@ public struct SharePipelineStateMachine: Sendable {
 
     private mutating func sourceProgressed(_ source: SourceProgress, at now: MediaTime) {
         if configuration.sourceIsLive {
-            if source.heartbeats > sourceSeen.heartbeats { watchdogAction(watchdog.frameArrived(at: now)) }
+            if source.heartbeats > sourceSeen.heartbeats {
+                lastUnchangedAt = now
+                watchdogAction(watchdog.frameArrived(at: now))
+            }
             watchdogAction(watchdog.tick(at: now))
             if source.restarts > sourceSeen.restarts {
                 watchdogAction(watchdog.restartFinished(at: now, succeeded: true))
@@ -365,10 +373,12 @@ public struct SharePipelineStateMachine: Sendable {
         }
     }
 
-    /// Zero-hertz: the picture has stood still for the settle time, a repeat went out less than
-    /// the refresh interval ago, and no periodic keyframe is due.
+    /// Zero-hertz: the picture has stood still for the settle time (and the source said so
+    /// within the stall threshold), a repeat went out less than the refresh interval ago, and no
+    /// periodic keyframe is due.
     private func stillEnoughToSkip(at now: MediaTime) -> Bool {
         guard let zero = configuration.zeroHertz, let last = lastSourceFrameAt, now - last >= zero.settle,
+              let unchanged = lastUnchangedAt, unchanged >= last, now - unchanged < configuration.stallThreshold,
               !keyframeNow, !keyframes.periodicDue(at: now.microseconds) else { return false }
         guard let repeated = lastRepeatOrderedAt, repeated > last else { return false }
         return now - repeated < zero.refresh
