@@ -28,7 +28,9 @@ extension VP8Encoder {
         /// good, and every later frame, however fine its quantizer, is deblocked across the
         /// edges of flat boxes and text. On bench/run's screen clip at 2500 kbit/s that held
         /// the viewer's picture at 52 dB PSNR-Y while every frame still cost ~2.4 KB (0.6
-        /// Mbit/s); with one frame in ten searched it refines to 63 dB at 0.24 Mbit/s. nil: never.
+        /// Mbit/s); with one frame in ten searched it refines to 63 dB at 0.24 Mbit/s. The first
+        /// search makes the luma plane of libvpx's filter-trial frame resident (the strip search
+        /// touches an eighth of it): +0.8 MiB at 1280x720, measured. nil: never.
         public var loopFilterSearchInterval: Int? = 10
         /// The quantizer (0 ... 63) at or under which the last frame counts as easy: busy
         /// content at its rate runs at a higher one, where speed 4's motion search would cost
