@@ -19,8 +19,32 @@ extension VP8Encoder {
         /// libvpx pick a speed from measured encode time (which makes output depend on timing).
         /// -6 keeps 720p well inside a frame interval on one slow core; -8 is cheaper still.
         public var cpuUsed: Int = -6
-        /// Screen-content tools in the VP8 encoder.
-        public var screenContent: ScreenContentMode = .aggressive
+        /// Every this many frames, while the picture is easy for the rate (the last frame's
+        /// quantizer at most `loopFilterSearchMaxQuantizer`), one frame is coded at speed 4
+        /// (`loopFilterSearchCPUUsed`), whose loop-filter level is searched over the whole
+        /// frame. At faster speeds libvpx tries only the levels next to the last one on a strip
+        /// across the middle of the picture, and keeps the level when that strip is flat (a
+        /// desktop's middle often is): the strong level a coarse keyframe got then stays for
+        /// good, and every later frame, however fine its quantizer, is deblocked across the
+        /// edges of flat boxes and text. On bench/run's screen clip at 2500 kbit/s that held
+        /// the viewer's picture at 52 dB PSNR-Y while every frame still cost ~2.4 KB (0.6
+        /// Mbit/s); with one frame in ten searched it refines to 63 dB at 0.24 Mbit/s. The first
+        /// search makes the luma plane of libvpx's filter-trial frame resident (the strip search
+        /// touches an eighth of it): +0.8 MiB at 1280x720, measured. nil: never.
+        public var loopFilterSearchInterval: Int? = 10
+        /// The quantizer (0 ... 63) at or under which the last frame counts as easy: busy
+        /// content at its rate runs at a higher one, where speed 4's motion search would cost
+        /// ten times the frame's time for a level the strip search finds as well.
+        public var loopFilterSearchMaxQuantizer: Int = 20
+        /// The speed of the searching frame: the fastest whose loop-filter level is searched
+        /// over the whole frame (speeds 3 and 5 and above search the strip).
+        public static let loopFilterSearchCPUUsed = -4
+        /// Screen-content tools in the VP8 encoder. Off: measured on bench/run's 30 s desktop
+        /// clip (libvpx 1.12, quantizer 2...56) they bought nothing — viewer PSNR-Y 44.4 dB off,
+        /// 44.3 `.on`, 43.2 `.aggressive` at 800 kbit/s; 52.4, 52.3, 52.0 at 2500 — and
+        /// `.aggressive` dropped 39 of 150 frames of busy content at 1000 kbit/s where off
+        /// dropped 15. ffmpeg and GStreamer do not set it either.
+        public var screenContent: ScreenContentMode = .off
         /// Macroblocks whose change is below this are coded as unchanged (skipped). Screen
         /// content is mostly static, and one changed text pixel is far above 100.
         public var staticThreshold: Int = 100
@@ -51,11 +75,19 @@ extension VP8Encoder {
         /// shallow bottleneck queue takes.
         public static let constrainedKeyframeSizePercent = 300
 
-        /// Quantizer range, 0 (best) ... 63 (worst). The whole range up: busy content on a thin
-        /// path is better coarse than dropped (at 56, 720p moving content at 1 Mbit/s overshot
-        /// its target and the encoder dropped frames to pay it back).
+        /// Quantizer range, 0 (best) ... 63 (worst). Up to 56, as ffmpeg and GStreamer: the
+        /// coarsest steps make frames (a scroll, a slide change) that the still picture after
+        /// them needs many frames to refine — on the 30 s desktop clip at 800 kbit/s the viewer
+        /// got 44.4 dB with 56, 40.6 with 63. With screen-content mode off, busy content at a
+        /// thin 1000 kbit/s drops about one frame in ten at 56 and looks no worse for it
+        /// (31.8 dB against 31.5 at 63 with the aggressive mode, which dropped 39 of 150).
         public var minQuantizer: Int = 2
-        public var maxQuantizer: Int = 63
+        public var maxQuantizer: Int = 56
+        /// The coarsest quantizer while the network holds the rate below the configured one
+        /// (`setKeyframeCap(constrained:)`): there busy content is better coarse than dropped
+        /// (at 56, 720p moving content at 1 Mbit/s overshot its target and the encoder dropped
+        /// frames to pay it back).
+        public static let constrainedMaxQuantizer = 63
         /// Rate-control buffer in milliseconds of data at the target rate: its size, the level
         /// it starts at and the level it aims for. Short, so a burst is paid back within about
         /// a second instead of building queueing delay.
@@ -94,6 +126,11 @@ extension VP8Encoder {
             try require(staticThreshold >= 0, "static threshold \(staticThreshold) negative")
             try require((0...6).contains(noiseSensitivity),
                         "noise sensitivity \(noiseSensitivity) outside 0...6")
+            if let interval = loopFilterSearchInterval {
+                try require(interval >= 1, "loop filter search interval \(interval) below 1")
+            }
+            try require((0...63).contains(loopFilterSearchMaxQuantizer),
+                        "loop filter search quantizer \(loopFilterSearchMaxQuantizer) outside 0...63")
             if let interval = periodicKeyframeInterval {
                 try require(interval >= 1, "keyframe interval \(interval) below 1")
             }

@@ -46,6 +46,9 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     public private(set) var tokenBytesGivenBack = 0
     /// Frames from this size up (and keyframes) give the token buffer's pages back.
     static let tokenGiveBackFrameBytes = 32 << 10
+    /// Frames coded at the speed that searches the loop-filter level over the whole frame
+    /// (`Configuration.loopFilterSearchInterval`).
+    public private(set) var loopFilterSearches = 0
 
     private var keyframePending = false
     /// Spaces accepted keyframe requests (`minimumKeyframeRequestIntervalMicroseconds`).
@@ -61,6 +64,9 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     /// The caller let frames go by since the last it submitted: the longest step the next may
     /// take on the timeline (`noteSkipped`).
     private var stepAfterSkip: Int64?
+    /// Frames since the last whose loop-filter level was searched over the whole frame
+    /// (`Configuration.loopFilterSearchInterval`).
+    private var framesSinceFilterSearch = 0
 
     /// The codec-neutral types, under the names this encoder has always used.
     public typealias Stats = VideoEncoderStats
@@ -190,10 +196,17 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         try MediaError.check(vpx: vpx_codec_enc_config_set(context, codecConfig), context: context)
     }
 
-    /// Keyframes capped at `Configuration.constrainedKeyframeSizePercent` while the network
-    /// holds the rate below the configured one, at the configured `maxKeyframeSizePercent`
-    /// otherwise (from the next keyframe on).
+    /// Keyframes capped at `Configuration.constrainedKeyframeSizePercent` and the quantizer
+    /// allowed up to `Configuration.constrainedMaxQuantizer` while the network holds the rate
+    /// below the configured one; the configured `maxKeyframeSizePercent` and `maxQuantizer`
+    /// otherwise (from the next frame on).
     public mutating func setKeyframeCap(constrained: Bool) throws(MediaError) {
+        let maxQuantizer = UInt32(constrained ? max(configuration.maxQuantizer, Configuration.constrainedMaxQuantizer)
+                                              : configuration.maxQuantizer)
+        if codecConfig.pointee.rc_max_quantizer != maxQuantizer {
+            codecConfig.pointee.rc_max_quantizer = maxQuantizer
+            try MediaError.check(vpx: vpx_codec_enc_config_set(context, codecConfig), context: context)
+        }
         let percent = constrained ? Configuration.constrainedKeyframeSizePercent : configuration.maxKeyframeSizePercent
         guard percent != keyframeCapPercent else { return }
         try MediaError.check(vpx: rtcs_vpx_control_int(context, Int32(VP8E_SET_MAX_INTRA_BITRATE_PCT.rawValue), Int32(percent)),
@@ -310,6 +323,9 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         stepAfterSkip = nil
         stats.framesIn += 1
 
+        let searchesFilter = filterSearchDue
+        if searchesFilter { try setSpeed(Configuration.loopFilterSearchCPUUsed) }
+
         let image = self.image, context = self.context
         let duration = UInt(configuration.frameDurationMicroseconds)
         let status = frame.withPixels { pixels in
@@ -323,7 +339,29 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
                                     UInt(VPX_DL_REALTIME))
         }
         image.pointee.planes = (nil, nil, nil, nil)
+        if searchesFilter {
+            framesSinceFilterSearch = 0
+            loopFilterSearches += 1
+            try setSpeed(configuration.cpuUsed)
+        } else {
+            framesSinceFilterSearch += 1
+        }
         try MediaError.check(vpx: status, context: context)
+    }
+
+    /// Whether the next frame is coded at `Configuration.loopFilterSearchCPUUsed`: one in
+    /// `loopFilterSearchInterval`, while the last frame's quantizer says the content is easy,
+    /// and only when the configured speed is one that searches the strip alone.
+    private var filterSearchDue: Bool {
+        guard let interval = configuration.loopFilterSearchInterval, framesSinceFilterSearch >= interval - 1,
+              configuration.cpuUsed < Configuration.loopFilterSearchCPUUsed,
+              stats.framesOut > 0, let q = lastQuantizer else { return false }
+        return q <= configuration.loopFilterSearchMaxQuantizer
+    }
+
+    private func setSpeed(_ cpuUsed: Int) throws(MediaError) {
+        try MediaError.check(vpx: rtcs_vpx_control_int(context, Int32(VP8E_SET_CPUUSED.rawValue), Int32(cpuUsed)),
+                             context: context)
     }
 
     /// The frame packet of the last `submit`, nil if the rate controller dropped the frame;

@@ -67,6 +67,75 @@ import Testing
         #expect(m.stats.keyframes == 1)
     }
 
+    /// Zero-hertz: a still picture (the source says "unchanged" every 100 ms) is repeated (and
+    /// refined) for the settle time, then only one repeat a second is encoded; the others cost no
+    /// encode, the encoder is told of each (so the next frame is sized for one interval), a
+    /// keyframe asked for still goes, and the next source frame goes at once. A stalled source
+    /// (it says nothing) keeps every repeat: the filler holds the rate while it is restarted.
+    @Test func aStillPictureStopsBeingEncodedAfterTheSettleTimeButForOneRepeatASecond() {
+        func run(zeroHertz: Machine.ZeroHertz?, heartbeats: Bool = true)
+            -> (repeats: [MediaTime], skipped: Int, keyframeAt: MediaTime?, afterStill: Machine.EncodeOrder?,
+                machine: Machine) {
+            var m = Self.machine()
+            var config = m.configuration
+            config.zeroHertz = zeroHertz
+            m = Machine(configuration: config, startedAt: Self.t0)
+            _ = Self.actions(&m)
+            var repeats: [MediaTime] = [], skipped = 0, keyframeAt: MediaTime?
+            var unchanged = 0
+            // One second of frames at 20 fps, then nothing for five seconds.
+            for ms in stride(from: Int64(0), to: 6000, by: 5) {
+                let now = Self.at(ms)
+                if ms < 1000 && ms % 50 == 0 { m.frameArrived(at: now, captureTime: now, orientation: .up) }
+                if ms >= 1000 && ms % 100 == 0 && heartbeats { unchanged += 1 }
+                if ms == 4500 { m.keyframeRequested(at: now) }
+                m.tick(at: now, source: .init(heartbeats: unchanged))
+                for action in Self.actions(&m) {
+                    switch action {
+                    case .encode(let order):
+                        if order.isRepeat {
+                            repeats.append(order.at)
+                            if order.keyframe != .no { keyframeAt = order.at }
+                        }
+                        Self.code(&m, order, bytes: order.isRepeat ? 30 : 1000)
+                    case .skipped(let interval):
+                        #expect(interval == 50_000)
+                        skipped += 1
+                    default: break
+                    }
+                }
+            }
+            // The picture changes again: coded at once.
+            m.frameArrived(at: Self.at(6000), captureTime: Self.at(6000), orientation: .up)
+            let after = Self.orders(Self.actions(&m)).first
+            return (repeats, skipped, keyframeAt, after, m)
+        }
+        let zero = run(zeroHertz: .init(settle: .seconds(2), refresh: .seconds(1)))
+        let every = run(zeroHertz: nil)
+        let stalled = run(zeroHertz: .init(settle: .seconds(2), refresh: .seconds(1)), heartbeats: false)
+        #expect(stalled.skipped == 0 && stalled.repeats.count == every.repeats.count,
+                "stalled: \(stalled.repeats.count) repeats, \(stalled.skipped) skipped")
+        // Without it: a repeat every 50 ms for the 5 s still stretch.
+        #expect(every.repeats.count >= 95 && every.skipped == 0, "\(every.repeats.count) repeats")
+        // With it: repeats for the 2 s settle (the last frame came at 950 ms), then one a second,
+        // and the keyframe asked for at 4.5 s.
+        let settled = zero.repeats.filter { $0 >= Self.at(2950) }
+        let refining = zero.repeats.filter { $0 < Self.at(2950) }
+        #expect(refining.count >= 38 && refining.count <= 41, "\(refining.count) repeats while settling")
+        #expect(zero.keyframeAt.map { $0 >= Self.at(4500) && $0 < Self.at(4600) } == true)
+        let refreshes = settled.filter { $0 != zero.keyframeAt }
+        #expect(refreshes.count >= 2 && refreshes.count <= 4, "\(refreshes.map(\.microseconds))")
+        // One a second, counted from the last repeat that went (the keyframe's included).
+        for (a, b) in zip(settled, settled.dropFirst()) where b != zero.keyframeAt {
+            #expect(b - a >= .seconds(1) && b - a < .milliseconds(1100), "\(a.microseconds) → \(b.microseconds)")
+        }
+        #expect(zero.skipped == zero.machine.repeatsNotEncoded)
+        #expect(zero.skipped + settled.count + refining.count == every.repeats.count)
+        #expect(zero.afterStill?.isRepeat == false)
+        #expect(zero.afterStill?.at == Self.at(6000))
+        #expect(zero.machine.stats.repeatedFrames == zero.repeats.count)
+    }
+
     @Test func nothingIsEncodedWhileNoOutputCanTakeItAndTheConnectionsFirstFrameIsForced() {
         var m = Self.machine()
         _ = Self.actions(&m)

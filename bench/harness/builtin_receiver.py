@@ -6,11 +6,14 @@ import subprocess
 
 
 class BuiltinReceiver:
-    def __init__(self, binary, port, key, stats=None, codec="vp8"):
+    def __init__(self, binary, port, key, stats=None, codec="vp8", y4m=None):
+        """`y4m`: where the decoded frames go (`harness/y4m_tap.py`'s named pipe)."""
         self.stats = stats
         if stats and os.path.exists(stats):
             os.remove(stats)
         extra = ["--stats-json", stats] if stats else []
+        if y4m:
+            extra += ["--y4m", y4m]
         self.proc = subprocess.Popen([binary, "receive", "--listen", f"127.0.0.1:{port}", "--srtp-key", key,
                                       "--codec", codec, *extra, "--quiet", "--idle-timeout", "2"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

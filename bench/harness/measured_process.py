@@ -28,11 +28,13 @@ class Sample:
 
 
 class MeasuredProcess:
-    def __init__(self, argv, stdin=None, log=None, env=None):
+    def __init__(self, argv, stdin=None, log=None, env=None, cgroup=None):
+        """`cgroup`: a `board.CPUCgroup` the process joins before it runs."""
         self.argv = argv
         self.started_at = time.monotonic()
         self.proc = subprocess.Popen(argv, stdin=stdin, stdout=log or subprocess.DEVNULL,
-                                     stderr=subprocess.STDOUT if log else subprocess.DEVNULL, env=env)
+                                     stderr=subprocess.STDOUT if log else subprocess.DEVNULL, env=env,
+                                     preexec_fn=cgroup.join if cgroup else None)
         self.pid = self.proc.pid
         self.usage = None
         self.status = None

@@ -3,7 +3,8 @@ exposes them. `DIFFERENCES` is what the report says about the ones that could no
 
 Every sender: VP8 (libvpx) realtime, CBR at BITRATE_KBPS, cpu-used -6, one thread, no lag, no
 alt-ref, error resilient, static threshold 100, no denoiser, undershoot 100 % / overshoot 15 %,
-a 1000 ms rate buffer starting at 500 ms, quantizer 2..56, frame dropping below 30 % of the
+a 1000 ms rate buffer starting at 500 ms, quantizer 2..56, screen-content mode off (ffmpeg and
+GStreamer have no such option), frame dropping below 30 % of the
 buffer, keyframes at most 900 % of an average frame and at least every KEYFRAME_SECONDS; RTP
 payload type 96 in at most 1200-byte packets; SRTP AES_CM_128_HMAC_SHA1_80 with the same key.
 
@@ -19,11 +20,16 @@ KEYFRAME_SECONDS = 3
 MTU = 1200
 
 DIFFERENCES = [
-    "screen-content mode: rtcshare sets VP8E_SET_SCREEN_CONTENT_MODE (its default for screens); "
-    "ffmpeg 5.1 and GStreamer 1.22 vp8enc expose no such option",
-    "quantizer: rtcshare 2..63 (coarse rather than dropped on a thin path), ffmpeg and GStreamer 2..56; "
-    "keyframe cap: 900 % for all while the rate is the configured one (rtcshare lowers its cap to 300 % "
-    "while the network holds the rate below it, which never happens on loopback)",
+    "keyframe cap: 900 % for all while the rate is the configured one; rtcshare lowers its cap to 300 % "
+    "while the network holds the rate below it (never on loopback) and for the first 2 s, before the path "
+    "has shown it takes the rate (its first keyframe is capped)",
+    "loop filter: rtcshare codes one frame in ten at speed 4 (cpu-used -4) while its quantizer is 20 or "
+    "under, so the loop-filter level is searched over the whole frame (libvpx at -6 searches a strip in "
+    "the middle, and keeps a coarse keyframe's strong level when that strip is flat); ffmpeg and GStreamer "
+    "stay at -6",
+    "zero-hertz: after 2 s without a source frame rtcshare encodes one repeat a second (its pacer repeats "
+    "the last frame otherwise); on stdin every frame is a source frame, so this never happens in the "
+    "end-to-end cases",
     "token partitions: rtcshare and GStreamer use 4; ffmpeg 5.1 exposes none (libvpx default: 1)",
     "rate buffer optimum: rtcshare and GStreamer 600 ms; ffmpeg derives it (5/6 of the buffer, 833 ms)",
     "keyframes: rtcshare forces one every 3 s (libvpx's own placement off); ffmpeg and GStreamer "
@@ -49,14 +55,14 @@ def key_hex(key_b64):
 VP8_PT, H264_PT = 96, 102
 
 
-def rtcshare(binary, source, fps, port, key, extra=(), codec="vp8"):
+def rtcshare(binary, source, fps, port, key, extra=(), codec="vp8", kbps=BITRATE_KBPS):
     return [binary, "--source", source, "--size", "1280x720", "--fps", str(fps), "--codec", codec,
-            "--bitrate", str(BITRATE_KBPS), "--keyframe-interval", str(KEYFRAME_SECONDS),
+            "--bitrate", str(kbps), "--keyframe-interval", str(KEYFRAME_SECONDS),
             "--peer", f"127.0.0.1:{port}", "--srtp-key", key, "--mtu", str(MTU), "--quiet", *extra]
 
 
-def _ffmpeg_vp8(fps, port, key):
-    k = BITRATE_KBPS
+def _ffmpeg_vp8(fps, port, key, kbps=BITRATE_KBPS):
+    k = kbps
     return ["-an", "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "-6", "-threads", "1",
             "-lag-in-frames", "0", "-auto-alt-ref", "0", "-error-resilient", "default",
             "-static-thresh", "100", "-noise-sensitivity", "0",
@@ -70,8 +76,8 @@ def _ffmpeg_vp8(fps, port, key):
             f"srtp://127.0.0.1:{port}?pkt_size={MTU}"]
 
 
-def _ffmpeg_h264(fps, port, key):
-    k = BITRATE_KBPS
+def _ffmpeg_h264(fps, port, key, kbps=BITRATE_KBPS):
+    k = kbps
     return ["-an", "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-profile:v", "baseline",
             "-threads", "1", "-b:v", f"{k}k", "-maxrate", f"{k}k", "-bufsize", f"{k}k",
             "-g", str(KEYFRAME_SECONDS * fps), "-sc_threshold", "0", "-bf", "0",
@@ -80,10 +86,10 @@ def _ffmpeg_h264(fps, port, key):
             f"srtp://127.0.0.1:{port}?pkt_size={MTU}"]
 
 
-def ffmpeg_stdin(fps, port, key, codec="vp8"):
+def ffmpeg_stdin(fps, port, key, codec="vp8", kbps=BITRATE_KBPS):
     encode = _ffmpeg_h264 if codec == "h264" else _ffmpeg_vp8
     return ["ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "yuv4mpegpipe", "-i", "pipe:0",
-            *encode(fps, port, key)]
+            *encode(fps, port, key, kbps)]
 
 
 def ffmpeg_x11(display, screen, fps, port, key):
@@ -92,8 +98,8 @@ def ffmpeg_x11(display, screen, fps, port, key):
             "-i", display, "-vf", "scale=1280:720,format=yuv420p", *_ffmpeg_vp8(fps, port, key)]
 
 
-def _gst_vp8(fps, port, key):
-    return (f"vp8enc deadline=1 cpu-used=-6 threads=1 end-usage=cbr target-bitrate={BITRATE_KBPS * 1000} "
+def _gst_vp8(fps, port, key, kbps=BITRATE_KBPS):
+    return (f"vp8enc deadline=1 cpu-used=-6 threads=1 end-usage=cbr target-bitrate={kbps * 1000} "
             "lag-in-frames=0 auto-alt-ref=false error-resilient=default static-threshold=100 "
             "noise-sensitivity=0 undershoot=100 overshoot=15 buffer-size=1000 buffer-initial-size=500 "
             "buffer-optimal-size=600 min-quantizer=2 max-quantizer=56 dropframe-threshold=30 "
@@ -107,18 +113,18 @@ def _gst_srtp_out(port, key):
             f"udpsink host=127.0.0.1 port={port} sync=false async=false")
 
 
-def _gst_h264(fps, port, key):
-    return (f"openh264enc usage-type=screen complexity=low rate-control=bitrate bitrate={BITRATE_KBPS * 1000} "
-            f"max-bitrate={BITRATE_KBPS * 1000} qp-min=12 qp-max=42 enable-frame-skip=true "
+def _gst_h264(fps, port, key, kbps=BITRATE_KBPS):
+    return (f"openh264enc usage-type=screen complexity=low rate-control=bitrate bitrate={kbps * 1000} "
+            f"max-bitrate={kbps * 1000} qp-min=12 qp-max=42 enable-frame-skip=true "
             "slice-mode=n-slices num-slices=1 multi-thread=1 scene-change-detection=false "
             "background-detection=true adaptive-quantization=false enable-denoise=false "
             f"gop-size={KEYFRAME_SECONDS * fps} ! "
             f"rtph264pay pt={H264_PT} ssrc=2222 mtu={MTU} config-interval=-1 ! " + _gst_srtp_out(port, key))
 
 
-def gstreamer_stdin(fps, port, key, codec="vp8"):
+def gstreamer_stdin(fps, port, key, codec="vp8", kbps=BITRATE_KBPS):
     encode = _gst_h264 if codec == "h264" else _gst_vp8
-    return ["gst-launch-1.0", "-q", "-e", *f"fdsrc fd=0 ! y4mdec ! {encode(fps, port, key)}".split()]
+    return ["gst-launch-1.0", "-q", "-e", *f"fdsrc fd=0 ! y4mdec ! {encode(fps, port, key, kbps)}".split()]
 
 
 def gstreamer_x11(display, fps, port, key):

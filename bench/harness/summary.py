@@ -255,6 +255,13 @@ def headline(result):
         out.append(f"| peak RSS MiB, screen content over WHIP into aiortc | "
                    f"{_median((w.get('rtcshare') or {}).get('peak_rss_mib'), 1)} | no WHIP muxer | "
                    f"{_median((w.get('gstreamer') or {}).get('peak_rss_mib'), 1)} |")
+    q = s.get("quality") or {}
+    for content in ("screen", "busy"):
+        rows = (q.get("e2e") or {}).get(content, {}).get("senders")
+        if rows:
+            out.append(f"| viewer PSNR-Y dB, {job}, {content} content | {cells(rows, 'viewer_psnr_y', 2)} |")
+            out.append(f"| kB on the wire, {job}, {content} content, {settings['e2e_seconds']} s | "
+                       f"{cells(rows, 'wire_kbytes', 0)} |")
     sc = s["screen_capture"]
     for phase in ("static", "changing"):
         rows = {sender: v[phase] for sender, v in sc.items()}
@@ -280,5 +287,225 @@ def headline(result):
               for t in targets if t["met"] is False]
     facts.append(f"Targets (issue 11): {sum(1 for t in targets if t['met'])} of {len(targets)} met"
                  + (f"; missed: {'; '.join(missed)}." if missed else "."))
+    if q.get("targets"):
+        qt = q["targets"]
+        qmissed = [f"{t['name'].split(':')[0]}: {t['name'].split(':')[1].split(',')[0].strip()} "
+                   f"({_median(t['figure'], 2)}, limit {t['target']})" for t in qt if t["met"] is False]
+        facts.append(f"Targets (issue 25, what the viewer gets): {sum(1 for t in qt if t['met'])} of {len(qt)} met"
+                     + (f"; missed: {'; '.join(qmissed)}." if qmissed else "."))
     out.append(" ".join(facts))
+    return "\n".join(out) + "\n"
+
+
+# ---- What the viewer gets (issue 25): the end-to-end VP8 cases' quality, the rate-quality
+# curve, the board row. Ratios against the better of ffmpeg and GStreamer, taken within each run:
+# the fewer bytes and the less CPU of the two, the higher viewer PSNR-Y.
+
+QUALITY_METRICS = ("wire_kbytes", "mbit_per_s", "cpu_s_per_media_s", "psnr_y", "ssim_y", "viewer_psnr_y",
+                   "viewer_frames_on_time", "frames_received", "peak_rss_mib", "delay_ms_p50")
+
+
+def _rows(got):
+    return {m: spread([g.get(m) for g in got]) for m in QUALITY_METRICS}
+
+
+def _versus_better(runs_rows, metric, higher_is_better=False, difference=False):
+    """Per run: rtcshare's figure against the better reference's (ratio, or difference), then
+    their spread."""
+    values = []
+    for rows in runs_rows:
+        if "rtcshare" not in rows or rows["rtcshare"].get(metric) is None:
+            continue
+        theirs = [rows[p][metric] for p in PEERS if p in rows and rows[p].get(metric) is not None]
+        if not theirs:
+            continue
+        best = max(theirs) if higher_is_better else min(theirs)
+        values.append(rows["rtcshare"][metric] - best if difference else _ratio(rows["rtcshare"][metric], best))
+    return spread(values)
+
+
+def _target_at_least(s, name, figure, target):
+    met = None if figure is None else figure["median"] >= target
+    s["targets"].append({"name": name, "figure": figure, "target": target, "met": met, "at_least": True})
+
+
+def summarize_quality(runs):
+    s = {"e2e": {}, "curve": {}, "board": {}, "targets": []}
+    for content in ("busy", "screen"):
+        per_run = [r["e2e"][content] for r in runs if content in r.get("e2e", {})]
+        if not per_run:
+            continue
+        s["e2e"][content] = {
+            "senders": {snd: _rows([p[snd] for p in per_run if snd in p]) for snd in ("rtcshare", *PEERS)},
+            "versus_better": {"bytes": _versus_better(per_run, "wire_kbytes"),
+                              "cpu": _versus_better(per_run, "cpu_s_per_media_s"),
+                              "viewer_psnr_db": _versus_better(per_run, "viewer_psnr_y", True, True),
+                              "psnr_db": _versus_better(per_run, "psnr_y", True, True)}}
+    vb = {c: s["e2e"][c]["versus_better"] for c in s["e2e"]}
+    if "screen" in vb:
+        _target_at_least(s, "screen content: viewer PSNR-Y, rtcshare minus the better of ffmpeg and GStreamer (dB)",
+                         vb["screen"]["viewer_psnr_db"], -0.5)
+        _target(s, "screen content: bytes on the wire, rtcshare / the fewer of ffmpeg's and GStreamer's",
+                vb["screen"]["bytes"], 1.0)
+        _target(s, "screen content: CPU per media second, rtcshare / the lesser of ffmpeg's and GStreamer's",
+                vb["screen"]["cpu"], 0.5)
+    if "busy" in vb:
+        _target_at_least(s, "busy content: viewer PSNR-Y, rtcshare minus the better of ffmpeg and GStreamer (dB)",
+                         vb["busy"]["viewer_psnr_db"], -0.3)
+        _target(s, "busy content: CPU per media second, rtcshare / the lesser of ffmpeg's and GStreamer's",
+                vb["busy"]["cpu"], 0.7)
+    for kbps in sorted({k for r in runs for k in (r.get("curve") or {})}, key=int):
+        per_run = [r["curve"][kbps] for r in runs if kbps in (r.get("curve") or {})]
+        s["curve"][kbps] = {
+            "senders": {snd: _rows([p[snd] for p in per_run if snd in p]) for snd in ("rtcshare", *PEERS)},
+            "versus_better": {"bytes": _versus_better(per_run, "wire_kbytes"),
+                              "cpu": _versus_better(per_run, "cpu_s_per_media_s"),
+                              "viewer_psnr_db": _versus_better(per_run, "viewer_psnr_y", True, True)}}
+    for content in ("busy", "screen"):
+        per_run = [r["board"][content] for r in runs if (r.get("board") or {}).get(content)]
+        if not per_run:
+            continue
+        rows = {snd: _rows([p[snd] for p in per_run if snd in p]) for snd in ("rtcshare", *PEERS)}
+        fed = per_run[0]["rtcshare"]["frames_fed"] if "rtcshare" in per_run[0] else None
+        s["board"][content] = {"senders": rows, "frames_fed": fed}
+        kept = rows["rtcshare"]["frames_received"]
+        if kept and fed:
+            _target_at_least(s, f"board row, {content} content: frames rtcshare delivered, share of those fed",
+                             {k: (round(v / fed, 4) if k != "n" else v) for k, v in kept.items()}, 0.95)
+    return s
+
+
+def quality_problems(run):
+    """A sender that failed or a receiver that got (almost) nothing, in the quality cases."""
+    found = []
+    # A thin rate makes every encoder drop frames to hold it: the curve only fails on (almost) nothing.
+    for case, by_content, least in (("end to end", run.get("e2e", {}), 0.8), ("curve", run.get("curve") or {}, 0.25)):
+        for content, e in by_content.items():
+            for sender, v in e.items():
+                if v["exit"] != 0 or v["frames_received"] < least * v["frames_fed"]:
+                    found.append(f"{case} {content}/{sender}: exit {v['exit']}, "
+                                 f"{v['frames_received']} of {v['frames_fed']} frames received")
+                if v.get("quality_error"):
+                    found.append(f"{case} {content}/{sender}: analysis failed: {v['quality_error']}")
+    return [f"run {run['run']}: {p}" for p in found]
+
+
+def _verdict(t):
+    return "met" if t["met"] else ("**missed**" if t["met"] is False else "not measured")
+
+
+def quality_tables(result, q):
+    """The markdown tables of what the viewer got, from `summarize_quality`'s `q` (the quality
+    run's summary, or the full run's summary["quality"])."""
+    out = []
+    seconds = result["settings"]["e2e_seconds"]
+    if q.get("e2e"):
+        out.append(f"**What the viewer got** — the end-to-end VP8 cases at {result['settings']['bitrate_kbps']} "
+                   f"kbit/s, {seconds} s: every decoded frame matched to the frame fed by its marker (PSNR-Y, "
+                   "SSIM-Y over 8x8 windows), and the viewer's PSNR-Y: at each source frame's feed time + 100 ms, "
+                   "the newest frame decoded by then and not from later, against that source frame (so late, "
+                   "dropped and frozen frames count). Bytes: SRTP on the wire.")
+        out.append("")
+        out.append("| content | sender | kB on the wire | PSNR-Y dB | SSIM-Y | viewer PSNR-Y dB | frames shown on time | "
+                   "CPU s per media s | delay p50 ms |")
+        out.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for content, e in q["e2e"].items():
+            for sender, row in e["senders"].items():
+                out.append(f"| {content} | {sender} | {_fmt(row['wire_kbytes'], 0)} | {_fmt(row['psnr_y'], 2)} | "
+                           f"{_fmt(row['ssim_y'], 4)} | {_fmt(row['viewer_psnr_y'], 2)} | "
+                           f"{_fmt(row['viewer_frames_on_time'], 0)} of {seconds * 30} | "
+                           f"{_fmt(row['cpu_s_per_media_s'], 3)} | {_fmt(row['delay_ms_p50'], 1)} |")
+        out.append("")
+        out.append("| content | rtcshare against the better of ffmpeg and GStreamer | bytes | CPU | viewer PSNR-Y | PSNR-Y |")
+        out.append("| --- | --- | --- | --- | --- | --- |")
+        for content, e in q["e2e"].items():
+            v = e["versus_better"]
+            out.append(f"| {content} | ratio, ratio, dB difference | {_fmt(v['bytes'])} | {_fmt(v['cpu'])} | "
+                       f"{_fmt(v['viewer_psnr_db'])} | {_fmt(v['psnr_db'])} |")
+        out.append("")
+    if q.get("curve"):
+        out.append("**Rate-quality curve** — the 30 s desktop clip (still stretches, typing, smooth scrolling, page "
+                   "jumps, a menu; `harness/desktop_clip.py`), VP8 CBR at each rate, every sender:")
+        out.append("")
+        out.append("| kbit/s asked | sender | kbit/s on the wire | PSNR-Y dB | SSIM-Y | viewer PSNR-Y dB | CPU s per media s |")
+        out.append("| --- | --- | --- | --- | --- | --- | --- |")
+        for kbps, c in q["curve"].items():
+            for sender, row in c["senders"].items():
+                out.append(f"| {kbps} | {sender} | {_fmt(_times(row['mbit_per_s'], 1000), 0)} | "
+                           f"{_fmt(row['psnr_y'], 2)} | {_fmt(row['ssim_y'], 4)} | {_fmt(row['viewer_psnr_y'], 2)} | "
+                           f"{_fmt(row['cpu_s_per_media_s'], 3)} |")
+        out.append("")
+        out.append("| kbit/s asked | rtcshare / the better: bytes | CPU | viewer PSNR-Y difference dB |")
+        out.append("| --- | --- | --- | --- |")
+        for kbps, c in q["curve"].items():
+            v = c["versus_better"]
+            out.append(f"| {kbps} | {_fmt(v['bytes'])} | {_fmt(v['cpu'])} | {_fmt(v['viewer_psnr_db'])} |")
+        out.append("")
+    if q.get("board"):
+        board = result["settings"].get("board", "half of one core")
+        out.append(f"**Board row** — the same VP8 end-to-end jobs with each sender alone in a CPU cgroup ({board}): "
+                   "frames delivered and what the viewer got.")
+        out.append("")
+        out.append("| content | sender | frames received | viewer PSNR-Y dB | frames shown on time | CPU s per media s |")
+        out.append("| --- | --- | --- | --- | --- | --- |")
+        for content, b in q["board"].items():
+            for sender, row in b["senders"].items():
+                out.append(f"| {content} | {sender} | {_fmt(row['frames_received'], 0)} of {b['frames_fed']} | "
+                           f"{_fmt(row['viewer_psnr_y'], 2)} | {_fmt(row['viewer_frames_on_time'], 0)} | "
+                           f"{_fmt(row['cpu_s_per_media_s'], 3)} |")
+        out.append("")
+    if q.get("targets"):
+        out.append("**Targets** (issue 25; medians of the per-run figures)")
+        out.append("")
+        out.append("| target | measured (median) | limit | |")
+        out.append("| --- | --- | --- | --- |")
+        for t in q["targets"]:
+            limit = f"≥ {t['target']}" if t.get("at_least") else f"≤ {t['target']}"
+            out.append(f"| {t['name']} | {_fmt(t['figure'], 3)} | {limit} | {_verdict(t)} |")
+        out.append("")
+    return out
+
+
+def _times(x, k):
+    return None if x is None else {key: (v * k if key != "n" else v) for key, v in x.items()}
+
+
+def quality_markdown(result):
+    m = result["machine"]
+    out = [f"`bench/run --only quality{' --quick' if result['quick'] else ''}` on {result['started']}, commit "
+           f"{result['commit']}: {m['cpu']}, {m['cores']} cores, {m['kernel']}; {result['runs_count']} run(s), "
+           "senders interleaved; medians with (min–max) over the runs. The machine is shared with other work: "
+           "CPU is the sender's own CPU seconds (wait4), not wall time.", ""]
+    out += quality_tables(result, result["summary"])
+    out.append("Settings that differ between the senders:")
+    out.append("")
+    out += [f"- {d}" for d in result["differences"]]
+    if result.get("problems"):
+        out += ["", "**Problems in this run**: " + "; ".join(result["problems"]) + "."]
+    if result.get("not_measured"):
+        out += ["", "Not measured: " + "; ".join(result["not_measured"]) + "."]
+    return "\n".join(out) + "\n"
+
+
+def quality_headline(result):
+    s, m = result["summary"], result["machine"]
+    out = [f"What the viewer gets — `bench/run --only quality` on {result['started']}, commit {result['commit']}: "
+           f"{m['cpu']}, {m['cores']} cores (shared); medians of {result['runs_count']} interleaved runs; every "
+           "table: [bench/results/quality.md](bench/results/quality.md).", ""]
+    out.append("| 1280x720@30, VP8, the same frames fed | rtcshare / the better of ffmpeg and GStreamer |")
+    out.append("| --- | --- |")
+    for content, e in s["e2e"].items():
+        v, rows = e["versus_better"], e["senders"]
+        out.append(f"| {content} content, 2500 kbit/s: viewer PSNR-Y (rtcshare {_median(rows['rtcshare']['viewer_psnr_y'], 1)} dB) "
+                   f"| {_median(v['viewer_psnr_db'], 2)} dB |")
+        out.append(f"| {content} content: bytes on the wire | {_median(v['bytes'], 2)}× |")
+        out.append(f"| {content} content: CPU per media second | {_median(v['cpu'], 2)}× |")
+    for kbps, c in s["curve"].items():
+        v = c["versus_better"]
+        out.append(f"| desktop clip (30 s) at {kbps} kbit/s: viewer PSNR-Y; bytes | {_median(v['viewer_psnr_db'], 2)} dB; "
+                   f"{_median(v['bytes'], 2)}× |")
+    out.append("")
+    missed = [f"{t['name']} ({_median(t['figure'], 2)}, limit {t['target']})" for t in s["targets"] if t["met"] is False]
+    out.append(f"Targets (issue 25): {sum(1 for t in s['targets'] if t['met'])} of {len(s['targets'])} met"
+               + (f"; missed: {'; '.join(missed)}." if missed else "."))
     return "\n".join(out) + "\n"
