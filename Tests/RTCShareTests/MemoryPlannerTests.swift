@@ -124,11 +124,14 @@ import Testing
         let mib = 1 << 20
         let (p360, p720) = (PictureSize(width: 640, height: 360), PictureSize(width: 1280, height: 720))
         func near(_ bytes: Int, _ expected: Double) -> Bool { abs(Double(bytes) - expected * Double(mib)) < Double(mib) / 8 }
-        #expect(near(MemoryPlanner.vp8EncoderBytes(p360), 8.51) && near(MemoryPlanner.vp8EncoderBytes(p720), 31.33))
-        #expect(near(MemoryPlanner.vp8EncoderReclaimedBytes(p360), 3.19)
-                && near(MemoryPlanner.vp8EncoderReclaimedBytes(p720), 10.44))
+        // Each VP8 figure plus one luma plane: the loop-filter search's trial frame.
+        func luma(_ p: PictureSize) -> Double { Double(p.pixels) / Double(mib) }
+        #expect(near(MemoryPlanner.vp8EncoderBytes(p360), 8.51 + luma(p360))
+                && near(MemoryPlanner.vp8EncoderBytes(p720), 31.33 + luma(p720)))
+        #expect(near(MemoryPlanner.vp8EncoderReclaimedBytes(p360), 3.19 + luma(p360))
+                && near(MemoryPlanner.vp8EncoderReclaimedBytes(p720), 10.44 + luma(p720)))
         let p1080 = PictureSize(width: 1920, height: 1080)
-        #expect(near(MemoryPlanner.vp8EncoderReclaimedBytes(p1080), 23.2))
+        #expect(near(MemoryPlanner.vp8EncoderReclaimedBytes(p1080), 23.2 + luma(p1080)))
         // libvpx's zero-fill of its token buffer left out: its start is small.
         #expect(near(MemoryPlanner.vp8EncoderStartupBytes(p360), 1.6)
                 && near(MemoryPlanner.vp8EncoderStartupBytes(p720), 2.55)

@@ -128,7 +128,7 @@ public enum MemoryPlanner {
     /// 1920x1080 by this line; a 1080p share measured 72 with libvpx's code, which
     /// `runtimeBytes` holds). The library's default; the CLI gives the pages back.
     public static func vp8EncoderBytes(_ size: PictureSize) -> Int {
-        linear(((size360, 8.51), (size720, 31.33)), size)
+        linear(((size360, 8.51), (size720, 31.33)), size) + size.pixels
     }
     /// libvpx VP8 with its start-up zero-fill left out (`reclaimEncoderStartupMemory`): what
     /// stays resident once encoding — the anonymous growth of the encoder alone
@@ -139,8 +139,12 @@ public enum MemoryPlanner {
     /// WHIP reconnect). Screen content writes a small part of the token buffer; content busy
     /// everywhere writes more of it (a 1080p page of dense text at libvpx's coarsest quantizer:
     /// ~14 MiB of tokens, the encoder alone 25–32 MiB; the governor answers that, not the plan).
+    /// Plus one luma plane: the frame libvpx codes at the speed that searches the loop-filter
+    /// level over the whole picture (one in ten while the picture is easy,
+    /// `VP8Encoder.Configuration.loopFilterSearchInterval`) makes its filter-trial frame's luma
+    /// resident (measured at 1280x720: the encoder alone 45 336 → 46 140 KiB, +0.8 MiB).
     public static func vp8EncoderReclaimedBytes(_ size: PictureSize) -> Int {
-        linear(3.19, 10.44, 23.2, size)
+        linear(3.19, 10.44, 23.2, size) + size.pixels
     }
     /// The resident growth while libvpx starts. Its token buffer (6 KiB a macroblock) is
     /// zero-filled at init, but that fill is left out (`StartupZeroFill`), so only what init
