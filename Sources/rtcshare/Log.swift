@@ -80,8 +80,8 @@ final class Log: @unchecked Sendable {
             line("rtcshare: " + Self.statusText(p, fps: fps, kbps: kbps))
         } else if !quiet {
             // Not a person at a terminal: a journal or a file keeps a line a minute, over the minute.
-            let start = minuteStart ?? { minuteStart = p; return p }()
-            if p.stats.elapsed - start.stats.elapsed >= Self.statsLineInterval {
+            if minuteStart == nil { minuteStart = p }
+            if let start = minuteStart, p.stats.elapsed - start.stats.elapsed >= Self.statsLineInterval {
                 let (fps, kbps) = Self.rates(p, since: start)
                 line("rtcshare: stats: " + Self.statusText(p, fps: fps, kbps: kbps))
                 minuteStart = p

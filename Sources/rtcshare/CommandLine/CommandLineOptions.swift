@@ -126,7 +126,8 @@ extension CommandLineOptions {
         let (configPath, arguments) = try splitConfig(arguments, command: command)
         // The options whose value came from the file, by the line that gave it.
         var fromFile: [String: Int] = [:]
-        let config = try configPath.map { (path) throws(ValidationError) in try ConfigFile(path: path) }
+        var config: ConfigFile?
+        if let configPath { config = try ConfigFile(path: configPath) }
         if let config {
             let given = Set(namesGiven(arguments))
             for entry in config.entries where !given.contains(entry.name) {
