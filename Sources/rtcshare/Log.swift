@@ -10,7 +10,7 @@ final class Log: @unchecked Sendable {
     private let statusLines: Bool
     private var statsFile: Int32 = -1
     private var previous: ShareProgress?
-    /// Where the current minute's stats line counts from (not on a terminal).
+    /// Where the current minute's stats line counts from (not on a terminal; nil: the start).
     private var minuteStart: ShareProgress?
     static let statsLineInterval = MediaDuration.seconds(60)
 
@@ -80,9 +80,11 @@ final class Log: @unchecked Sendable {
             line("rtcshare: " + Self.statusText(p, fps: fps, kbps: kbps))
         } else if !quiet {
             // Not a person at a terminal: a journal or a file keeps a line a minute, over the minute.
-            if minuteStart == nil { minuteStart = p }
-            if let start = minuteStart, p.stats.elapsed - start.stats.elapsed >= Self.statsLineInterval {
-                let (fps, kbps) = Self.rates(p, since: start)
+            // At each whole minute of the share (60 s, 120 s, …), over the minute before.
+            let interval = Self.statsLineInterval.microseconds
+            let minute = p.stats.elapsed.microseconds / interval
+            if minute > (minuteStart?.stats.elapsed.microseconds ?? 0) / interval {
+                let (fps, kbps) = Self.rates(p, since: minuteStart)
                 line("rtcshare: stats: " + Self.statusText(p, fps: fps, kbps: kbps))
                 minuteStart = p
             }
