@@ -63,7 +63,7 @@ import Testing
         for sub in ["info", "updates", "triggers"] {
             try FileManager.default.createDirectory(at: admin.appendingPathComponent(sub), withIntermediateDirectories: true)
         }
-        FileManager.default.createFile(atPath: admin.appendingPathComponent("status").path, contents: nil)
+        _ = FileManager.default.createFile(atPath: admin.appendingPathComponent("status").path, contents: nil)
         let install = try Tools.run(try #require(Tools.which("dpkg")),
                                     ["--root=\(root.path)", "--log=/dev/null", "--force-depends", "--force-not-root",
                                      "--force-script-chrootless", "-i", deb], timeout: 120)
