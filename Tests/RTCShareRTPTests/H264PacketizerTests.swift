@@ -33,8 +33,10 @@ import Testing
         #expect(packets.count == 1)
         #expect(packets[0].isLast)
         // |F=0 NRI=3 type 24| size 6 | SPS | size 4 | PPS | size 10 | IDR slice |
-        // Typed and outside #expect: Swift 6.0's type checker gives up on the concatenation inside it.
-        let stapA: [UInt8] = [0x78, 0x00, 0x06] + Self.sps + [0x00, 0x04] + Self.pps + [0x00, 0x0A] + slice
+        // Typed, outside #expect and in parts: Swift 6.0's type checker gives up on the whole.
+        var stapA: [UInt8] = [0x78, 0x00, 0x06] + Self.sps
+        stapA += [0x00, 0x04] + Self.pps
+        stapA += [0x00, 0x0A] + slice
         #expect(packets[0].payload == stapA)
     }
 
