@@ -39,11 +39,13 @@ public struct DTLSTransport: ~Copyable {
     public static let maximumDatagramBytes = Int(RTCS_SSL_MAX_DATAGRAM)
 
     public let role: DTLSRole
-    public private(set) var state: State = .handshaking
+    // No stored defaults: they are assigned after the init's last throw (Swift 6.0's compiler
+    // crashes on a throw out of a ~Copyable init once stored defaults are in place).
+    public private(set) var state: State
     private let endpoint: OpaquePointer
     private let profiles: [SRTPProfile]
-    private var events: [DTLSEvent] = []
-    private var counters = DTLSStatistics()
+    private var events: [DTLSEvent]
+    private var counters: DTLSStatistics
 
     /// Sets up the association with `certificate` as our identity. A client has its ClientHello
     /// ready to drain at once; a server waits for one.
@@ -76,6 +78,9 @@ public struct DTLSTransport: ~Copyable {
         self.endpoint = handle
         self.role = configuration.role
         self.profiles = configuration.srtpProfiles
+        self.state = .handshaking
+        self.events = []
+        self.counters = DTLSStatistics()
     }
 
     deinit { rtcs_ssl_endpoint_free(endpoint) }

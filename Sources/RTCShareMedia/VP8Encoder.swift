@@ -409,7 +409,8 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         if ccore_discard_pages(start, start + UInt(tokens.count), &given) == CCORE_OK { tokenBytesGivenBack += given }
     }
 
-    private static func has(_ flag: Int32, _ flags: vpx_codec_frame_flags_t) -> Bool {
-        flags & vpx_codec_frame_flags_t(flag) != 0
+    /// Generic: libvpx 1.12 declares the flags as int literals, 1.15 (Debian 13) as unsigned.
+    private static func has(_ flag: some BinaryInteger, _ flags: vpx_codec_frame_flags_t) -> Bool {
+        flags & vpx_codec_frame_flags_t(truncatingIfNeeded: flag) != 0
     }
 }

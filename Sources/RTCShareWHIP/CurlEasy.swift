@@ -33,6 +33,9 @@ struct CurlEasy: ~Copyable {
 
     /// Performs `request` and returns the final response, whatever its status.
     func perform(_ request: HTTPRequest) throws(WHIPError) -> HTTPResponse {
+        // The handle, not `self`, from here on: Swift 6.0's move-only checker crashes on this
+        // function when the noncopyable `self` is borrowed across its many throwing calls.
+        let handle = self.handle
         var headerList: UnsafeMutablePointer<curl_slist>? = nil
         for line in request.headers { headerList = rtcs_curl_slist_append(headerList, line) }
         defer { rtcs_curl_slist_free_all(headerList) }
@@ -55,27 +58,27 @@ struct CurlEasy: ~Copyable {
             body: bodyBuffer, body_capacity: request.maximumBodyBytes, body_length: 0,
             overflow: RTCS_CURL_OVERFLOW_NONE))
 
-        try check(rtcs_curl_capture(handle, capture))
-        try set(CURLOPT_URL, request.url)
-        try set(CURLOPT_PROTOCOLS_STR, "http,https")
-        try set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        try set(CURLOPT_NOSIGNAL, 1)  // no SIGALRM: other threads run beside this one
-        try set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.connectTimeout * 1000))
-        try set(CURLOPT_TIMEOUT_MS, Int(request.totalTimeout * 1000))
-        try set(CURLOPT_FOLLOWLOCATION, request.maximumRedirects > 0 ? 1 : 0)
-        try set(CURLOPT_MAXREDIRS, request.maximumRedirects)
+        try Self.check(rtcs_curl_capture(handle, capture))
+        try Self.set(handle, CURLOPT_URL, request.url)
+        try Self.set(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+        try Self.set(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        try Self.set(handle, CURLOPT_NOSIGNAL, 1)  // no SIGALRM: other threads run beside this one
+        try Self.set(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(request.connectTimeout * 1000))
+        try Self.set(handle, CURLOPT_TIMEOUT_MS, Int(request.totalTimeout * 1000))
+        try Self.set(handle, CURLOPT_FOLLOWLOCATION, request.maximumRedirects > 0 ? 1 : 0)
+        try Self.set(handle, CURLOPT_MAXREDIRS, request.maximumRedirects)
         // 307/308 keep the method and body by definition; keep them on 301/302 too (servers
         // that mean "go there" send those), while 303 turns into a GET as RFC 9110 says.
-        try set(CURLOPT_POSTREDIR, Int(CURL_REDIR_POST_301 | CURL_REDIR_POST_302))
-        try set(CURLOPT_USERAGENT, "rtcshare")
-        try check(rtcs_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, headerList))
-        try check(rtcs_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorText))
+        try Self.set(handle, CURLOPT_POSTREDIR, Int(CURL_REDIR_POST_301 | CURL_REDIR_POST_302))
+        try Self.set(handle, CURLOPT_USERAGENT, "rtcshare")
+        try Self.check(rtcs_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, headerList))
+        try Self.check(rtcs_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorText))
         if let body = request.body {
-            try set(CURLOPT_POSTFIELDSIZE, body.utf8.count)
-            try set(CURLOPT_COPYPOSTFIELDS, body)  // sets POST; libcurl keeps its own copy
+            try Self.set(handle, CURLOPT_POSTFIELDSIZE, body.utf8.count)
+            try Self.set(handle, CURLOPT_COPYPOSTFIELDS, body)  // sets POST; libcurl keeps its own copy
         }
         if request.method != (request.body == nil ? "GET" : "POST") {
-            try set(CURLOPT_CUSTOMREQUEST, request.method)
+            try Self.set(handle, CURLOPT_CUSTOMREQUEST, request.method)
         }
 
         let rc = rtcs_curl_perform(handle, request.stop?.watchedDescriptor ?? -1)
@@ -110,9 +113,9 @@ struct CurlEasy: ~Copyable {
         }
 
         var status = 0
-        try check(rtcs_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status))
+        try Self.check(rtcs_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status))
         var effective: UnsafePointer<CChar>? = nil
-        try check(rtcs_curl_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &effective))
+        try Self.check(rtcs_curl_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &effective))
         let r = capture.pointee
         return HTTPResponse(
             status: status,
@@ -121,15 +124,15 @@ struct CurlEasy: ~Copyable {
             effectiveURL: effective.map { String(cString: $0) } ?? request.url)
     }
 
-    private func set(_ option: CURLoption, _ value: Int) throws(WHIPError) {
+    private static func set(_ handle: UnsafeMutableRawPointer, _ option: CURLoption, _ value: Int) throws(WHIPError) {
         try check(rtcs_curl_setopt_long(handle, option, value))
     }
 
-    private func set(_ option: CURLoption, _ value: String) throws(WHIPError) {
+    private static func set(_ handle: UnsafeMutableRawPointer, _ option: CURLoption, _ value: String) throws(WHIPError) {
         try check(rtcs_curl_setopt_string(handle, option, value))
     }
 
-    private func check(_ rc: CURLcode) throws(WHIPError) {
+    private static func check(_ rc: CURLcode) throws(WHIPError) {
         guard rc == CURLE_OK else {
             let line = "libcurl: \(String(cString: rtcs_curl_easy_strerror(rc)))"
             throw rc == CURLE_OUT_OF_MEMORY ? .resource(line) : .transport(line)

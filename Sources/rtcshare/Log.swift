@@ -2,17 +2,21 @@ import Glibc
 import RTCShare
 
 /// Lines for the user on standard error: events as they happen, a status line a second on a
-/// terminal, and a summary at the end; `--stats-json` gets one JSON object a second.
+/// terminal (elsewhere, a journal or a file, a stats line a minute), and a summary at the end;
+/// each line has a level (`StandardError`). `--stats-json` gets one JSON object a second.
 final class Log: @unchecked Sendable {
     // Sendable: events come from the pipeline thread only; `fail` and `line` are plain writes.
     let quiet: Bool
     private let statusLines: Bool
     private var statsFile: Int32 = -1
     private var previous: ShareProgress?
+    /// Where the current minute's stats line counts from (not on a terminal; nil: the start).
+    private var minuteStart: ShareProgress?
+    static let statsLineInterval = MediaDuration.seconds(60)
 
     init(quiet: Bool, statusLines: Bool? = nil, statsJSONPath: String? = nil) {
         self.quiet = quiet
-        self.statusLines = !quiet && (statusLines ?? (isatty(STDERR_FILENO) == 1))
+        self.statusLines = !quiet && (statusLines ?? StandardError.isTerminal)
         if let path = statsJSONPath {
             statsFile = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             if statsFile < 0 { fail("cannot write --stats-json \(path): \(String(cString: strerror(errno)))") }
@@ -33,31 +37,35 @@ final class Log: @unchecked Sendable {
         case .started, .progress:
             break
         case .paused:
-            line("rtcshare: paused")
+            line("rtcshare: paused", level: .notice)
         case .resumed:
-            line("rtcshare: resumed")
+            line("rtcshare: resumed", level: .notice)
         case .sourceStalled(let attempt):
-            line("rtcshare: source stalled; restarting it (attempt \(attempt))")
+            line("rtcshare: source stalled; restarting it (attempt \(attempt))", level: .warning)
         case .sourceRecovered(let ms):
-            line("rtcshare: source recovered after \(ms) ms")
+            line("rtcshare: source recovered after \(ms) ms", level: .notice)
         case .notice(let text):
-            line("rtcshare: \(text)")
+            line("rtcshare: \(text)", level: .notice)
         case .receiverSilent(let output, let ms):
             line("rtcshare: warning: no RTCP from the receiver (\(output)) for \(ms / 1000) s: "
-                 + "is it running, at that address, with the same key?")
+                 + "is it running, at that address, with the same key?", level: .warning)
         case .memoryPressure(let resident, let limit, let step):
             let mib = { (bytes: Int) -> String in let tenths = bytes * 10 / 1_048_576; return "\(tenths / 10).\(tenths % 10)" }
-            line("rtcshare: warning: resident memory \(mib(resident)) MiB reached the \(mib(limit)) MiB line: \(step)")
+            line("rtcshare: warning: resident memory \(mib(resident)) MiB reached the \(mib(limit)) MiB line: \(step)",
+                 level: .warning)
         case .receiverHeardAgain(let output, let ms):
-            line("rtcshare: the receiver (\(output)) is reporting again after \(ms / 1000) s of silence")
+            line("rtcshare: the receiver (\(output)) is reporting again after \(ms / 1000) s of silence", level: .notice)
         case .receiverLeft(let output):
-            line("rtcshare: the receiver (\(output)) left (RTCP BYE); still sending")
+            line("rtcshare: the receiver (\(output)) left (RTCP BYE); still sending", level: .notice)
         case .reconnecting(let output, let attempt, let reason, let ms):
-            line("rtcshare: reconnecting (\(output)): \(reason); attempt \(attempt) in \(String(format1: Double(ms) / 1000)) s")
+            line("rtcshare: reconnecting (\(output)): \(reason); attempt \(attempt) in \(String(format1: Double(ms) / 1000)) s",
+                 level: .warning)
         case .reconnected(let output, let ms):
-            line("rtcshare: reconnected (\(output)) \(String(format1: Double(ms) / 1000)) s after the connection was lost")
+            line("rtcshare: reconnected (\(output)) \(String(format1: Double(ms) / 1000)) s after the connection was lost",
+                 level: .notice)
         case .finished(let reason):
-            line("rtcshare: finished: \(reason)")
+            if case .failed = reason { line("rtcshare: finished: \(reason)", level: .error) }
+            else { line("rtcshare: finished: \(reason)", level: .notice) }
         }
     }
 
@@ -66,23 +74,20 @@ final class Log: @unchecked Sendable {
         previous = p
         let dt = Double((p.stats.elapsed - (last?.stats.elapsed ?? .zero)).microseconds) / 1_000_000
         guard dt > 0 else { return }
-        let fps = Double(p.stats.encodedFrames - (last?.stats.encodedFrames ?? 0)) / dt
-        let videoBits = Double(p.stats.encodedBytes - (last?.stats.encodedBytes ?? 0)) * 8
-        let kbps = Int(videoBits / 1000 / dt)
+        let (fps, kbps) = Self.rates(p, since: last)
         let t = p.transport
         if statusLines {
-            var text = "rtcshare: \(Int(Double(p.stats.elapsed.microseconds) / 1_000_000)) s  "
-                + "\(String(format1: fps)) fps  \(kbps)/\(p.stats.targetBitrateKbps) kbit/s"
-                + (p.stats.videoCodec == .vp8 ? "" : " \(p.stats.videoCodec)") + "  kf \(p.stats.keyframes)"
-            if let t {
-                text += "  rtt " + (t.roundTripMicroseconds.map { "\($0 / 1000) ms" } ?? "-")
-                text += "  loss " + (t.fractionLost.map { "\(String(format1: $0 * 100))%" } ?? "-")
-                text += "  nack \(t.nacksReceived)/\(t.packetsRetransmitted)  pli \(t.pliReceived + t.firReceived)"
+            line("rtcshare: " + Self.statusText(p, fps: fps, kbps: kbps))
+        } else if !quiet {
+            // Not a person at a terminal: a journal or a file keeps a line a minute, over the minute.
+            // At each whole minute of the share (60 s, 120 s, …), over the minute before.
+            let interval = Self.statsLineInterval.microseconds
+            let minute = p.stats.elapsed.microseconds / interval
+            if minute > (minuteStart?.stats.elapsed.microseconds ?? 0) / interval {
+                let (fps, kbps) = Self.rates(p, since: minuteStart)
+                line("rtcshare: stats: " + Self.statusText(p, fps: fps, kbps: kbps))
+                minuteStart = p
             }
-            if p.stats.audioPackets > 0 { text += "  audio \(p.stats.audioPackets)" }
-            text += "  mem \(p.residentBytes >> 20) MiB"
-            if p.stats.reconnecting { text += "  RECONNECTING" }
-            line(text)
         }
         if statsFile >= 0 {
             var json = "{\"t\":\(String(format1: Double(p.stats.elapsed.microseconds) / 1_000_000))"
@@ -118,6 +123,31 @@ final class Log: @unchecked Sendable {
         }
     }
 
+    /// Frames a second and video kbit/s between `last` (the start when nil) and `p`.
+    private static func rates(_ p: ShareProgress, since last: ShareProgress?) -> (Double, Int) {
+        let dt = Double((p.stats.elapsed - (last?.stats.elapsed ?? .zero)).microseconds) / 1_000_000
+        guard dt > 0 else { return (0, 0) }
+        let fps = Double(p.stats.encodedFrames - (last?.stats.encodedFrames ?? 0)) / dt
+        let videoBits = Double(p.stats.encodedBytes - (last?.stats.encodedBytes ?? 0)) * 8
+        return (fps, Int(videoBits / 1000 / dt))
+    }
+
+    /// The status line after "rtcshare: ": time, rates, feedback counters, memory.
+    private static func statusText(_ p: ShareProgress, fps: Double, kbps: Int) -> String {
+        var text = "\(Int(Double(p.stats.elapsed.microseconds) / 1_000_000)) s  "
+            + "\(String(format1: fps)) fps  \(kbps)/\(p.stats.targetBitrateKbps) kbit/s"
+            + (p.stats.videoCodec == .vp8 ? "" : " \(p.stats.videoCodec)") + "  kf \(p.stats.keyframes)"
+        if let t = p.transport {
+            text += "  rtt " + (t.roundTripMicroseconds.map { "\($0 / 1000) ms" } ?? "-")
+            text += "  loss " + (t.fractionLost.map { "\(String(format1: $0 * 100))%" } ?? "-")
+            text += "  nack \(t.nacksReceived)/\(t.packetsRetransmitted)  pli \(t.pliReceived + t.firReceived)"
+        }
+        if p.stats.audioPackets > 0 { text += "  audio \(p.stats.audioPackets)" }
+        text += "  mem \(p.residentBytes >> 20) MiB"
+        if p.stats.reconnecting { text += "  RECONNECTING" }
+        return text
+    }
+
     func summary(_ s: ShareStats, plan: MemoryPlan, transport: TransportStats? = nil) {
         guard !quiet else { return }
         let seconds = Double(s.elapsed.microseconds) / 1_000_000
@@ -141,7 +171,7 @@ final class Log: @unchecked Sendable {
 
     /// One `rtcshare: error:` line, then exit with `status` (see `ExitStatus`).
     func fail(_ message: String, status: ExitStatus = .failure) -> Never {
-        line("rtcshare: error: \(message)")
+        line("rtcshare: error: \(message)", level: .error)
         exit(status.rawValue)
     }
 
@@ -150,9 +180,7 @@ final class Log: @unchecked Sendable {
         fail(error.description, status: ExitStatus(error.failureClass))
     }
 
-    func line(_ text: String) {
-        var text = text
-        text.append("\n")
-        _ = text.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+    func line(_ text: String, level: LogLevel = .info) {
+        StandardError.write(text, level: level)
     }
 }

@@ -64,6 +64,9 @@ struct ShareCommand: CommandLineCommand {
         let signals = SignalWatcher { stop.stop() }
         defer { _ = signals }
         let log = Log(quiet: quiet, statsJSONPath: statsJSON)
+        // Under systemd (Type=notify): readiness, the watchdog's pings and a status line.
+        let service = ServiceNotifier()
+        if let warning = service?.watchdogWarning { log.line("rtcshare: warning: " + warning, level: .warning) }
         let peerConfiguration: PeerConfiguration?
         do {
             peerConfiguration = try peer.apply(to: &configuration)
@@ -71,7 +74,8 @@ struct ShareCommand: CommandLineCommand {
             log.fail(error.description)
         }
         if let peerConfiguration, peerConfiguration.protection == nil, !quiet {
-            log.line("rtcshare: warning: --insecure: RTP goes unencrypted; anyone on the path can watch the share")
+            log.line("rtcshare: warning: --insecure: RTP goes unencrypted; anyone on the path can watch the share",
+                     level: .warning)
         }
 
         var agentConfiguration = ShareAgent.Configuration()
@@ -90,7 +94,10 @@ struct ShareCommand: CommandLineCommand {
         }
         let agent: ShareAgent
         do {
-            agent = try ShareAgent(configuration: agentConfiguration) { event in log.event(event) }
+            agent = try ShareAgent(configuration: agentConfiguration) { event in
+                log.event(event)
+                service?.event(event)
+            }
         } catch {
             stop.failed()
             if error.failureClass == .stopped {

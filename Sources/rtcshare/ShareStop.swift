@@ -53,7 +53,7 @@ final class ShareStop: Sendable {
                     guard MonotonicClock.now() >= deadline else { return nil }
                     // Still making after the grace: end here, holding the lock so the main
                     // thread cannot report anything else meanwhile.
-                    if !quiet { write(STDERR_FILENO, Self.stoppedWhileMaking + "\n") }
+                    if !quiet { StandardError.write(Self.stoppedWhileMaking, level: .notice) }
                     _exit(ExitStatus.finished.rawValue)
                 }
             }
@@ -64,8 +64,4 @@ final class ShareStop: Sendable {
             MonotonicClock.sleep(until: MonotonicClock.now() + .milliseconds(10))
         }
     }
-}
-
-private func write(_ fd: Int32, _ text: String) {
-    _ = text.withCString { Glibc.write(fd, $0, strlen($0)) }
 }

@@ -46,7 +46,8 @@ import TestSupport
     @Test func ipv6ResponseParsesAndVerifies() throws {
         let bytes = try vector("rfc5769-ipv6-response")
         let p = try parseSTUN(bytes)
-        #expect(p.message.xorMappedAddress == (try ICEAddress(parsing: "[2001:db8:1234:5678:11:2233:4455:6677]:32853")))
+        let mapped = try ICEAddress(parsing: "[2001:db8:1234:5678:11:2233:4455:6677]:32853")  // Swift 6.0: no `try` inside #expect
+        #expect(p.message.xorMappedAddress == mapped)
         #expect(bytes.withUnsafeBytes { p.verifyIntegrity($0, key: rfc5769Password) && p.verifyFingerprint($0) })
     }
 

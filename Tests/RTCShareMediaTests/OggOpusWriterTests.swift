@@ -66,8 +66,11 @@ import Testing
 
         // Page 1: OpusHead alone, beginning of stream, granule 0.
         #expect(pages[0].headerType == 0x02 && pages[0].granule == 0 && pages[0].sequence == 0)
-        #expect(pages[0].body == Array("OpusHead".utf8) + [1, 2] + [0x38, 0x01] + [0x44, 0xAC, 0, 0] + [0, 0, 0])
-        //                                         version, channels, pre-skip 312, 44100 Hz, gain 0, family 0
+        // version, channels, pre-skip 312, 44100 Hz, gain 0, family 0 (typed, and outside #expect,
+        // for Swift 6.0's type checker)
+        let fields: [UInt8] = [1, 2, 0x38, 0x01, 0x44, 0xAC, 0, 0, 0, 0, 0]
+        let opusHead: [UInt8] = Array("OpusHead".utf8) + fields
+        #expect(pages[0].body == opusHead)
         // Page 2: OpusTags alone.
         #expect(pages[1].headerType == 0 && pages[1].granule == 0 && pages[1].sequence == 1)
         #expect(Array(pages[1].body[0..<8]) == Array("OpusTags".utf8))

@@ -41,7 +41,13 @@ import RTCShareCore
         var out: [Int16] = []
         var buffer = [Int16](repeating: 0, count: chunk)
         while true {
-            let n = try buffer.withUnsafeMutableBufferPointer { (b) throws(MediaError) -> Int in try reader.read(into: b) }
+            // The error comes out by hand: Swift 6.0's withUnsafeMutableBufferPointer rethrows `any Error`.
+            var n = 0
+            var failure: MediaError?
+            buffer.withUnsafeMutableBufferPointer { b in
+                do throws(MediaError) { n = try reader.read(into: b) } catch { failure = error }
+            }
+            if let failure { throw failure }
             if n == 0 { break }
             #expect(n % reader.format.channels == 0)
             out += buffer[0..<n]

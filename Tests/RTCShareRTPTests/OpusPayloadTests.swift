@@ -20,11 +20,12 @@ import Testing
 
     @Test func markerOnFirstPacketAndAfterDTXGaps() {
         var m = OpusMarkerTracker()
+        // Typed: Swift 6.0 infers the literals' products as Int otherwise.
         let markers = [(UInt32(0xFFFF_FC40), true),  // first
                        (0, false),                    // 0xFFFFFC40 + 960 wraps to 0
                        (960, false),
-                       (960 * 10, true),              // packets were left out
-                       (960 * 11, false)].map { ($0.1, m.marker(timestamp: $0.0, samples: 960)) }
+                       (UInt32(960 * 10), true),      // packets were left out
+                       (UInt32(960 * 11), false)].map { ($0.1, m.marker(timestamp: $0.0, samples: 960)) }
         for (expected, got) in markers { #expect(got == expected) }
     }
 }

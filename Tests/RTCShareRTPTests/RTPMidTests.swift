@@ -28,7 +28,8 @@ import Testing
         let mid = try #require(RTPMid("abcdefghijklmnop"))
         let map = try RTPExtensionMap(mid: 14)
         let bytes = try written { buf throws in try RTPExtensionValues(mid: mid).write(into: buf, map: map) }
-        #expect(bytes == [0xBE, 0xDE, 0x00, 0x05, 0xEF] + Array("abcdefghijklmnop".utf8) + [0, 0, 0])
+        let expected: [UInt8] = [0xBE, 0xDE, 0x00, 0x05, 0xEF] + Array("abcdefghijklmnop".utf8) + [0, 0, 0]  // outside #expect: Swift 6.0
+        #expect(bytes == expected)
         #expect(mid.description == "abcdefghijklmnop" && mid.count == 16)
     }
 

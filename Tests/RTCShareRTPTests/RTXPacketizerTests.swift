@@ -62,7 +62,8 @@ import Testing
                     try RTXPacketizer.unwrap(rtx: r, originalSSRC: 0xAAAA_AAAA, originalPayloadType: 96, into: buf)
                 }
             }
-            #expect(back == (try original(seq: seq)))
+            let sent = try original(seq: seq)  // Swift 6.0: no `try` inside #expect
+            #expect(back == sent)
         }
     }
 
@@ -78,7 +79,8 @@ import Testing
                 try RTXPacketizer.unwrap(rtx: r, originalSSRC: 0xAAAA_AAAA, originalPayloadType: 96, into: buf)
             }
         }
-        #expect(back == (try original(seq: 7)))
+        let sent = try original(seq: 7)  // Swift 6.0: no `try` inside #expect
+        #expect(back == sent)
     }
 
     @Test func unwrapRefusesAPayloadWithoutOSN() {

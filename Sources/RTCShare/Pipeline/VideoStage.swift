@@ -33,7 +33,15 @@ struct VideoStage: ~Copyable {
 
     init<S: VideoSource>(source: S, budget: MemoryBudget, plan: MemoryPlan, codec: VideoCodec,
                          signalsOrientation: Bool) throws(ShareError) {
-        // Everything that can fail first: a noncopyable value is initialised in one go.
+        // Everything that can fail first, then a non-throwing init: a noncopyable value is
+        // initialised in one go (and Swift 6.0's compiler crashes on a throw out of a
+        // ~Copyable init whose stored defaults are in place).
+        let parts = try Self.reserve(source: source, budget: budget, plan: plan)
+        self.init(parts: parts, output: plan.outputSize, codec: codec, signalsOrientation: signalsOrientation)
+    }
+
+    private static func reserve<S: VideoSource>(source: S, budget: MemoryBudget, plan: MemoryPlan) throws(ShareError)
+        -> (FramePool, FrameRing, FramePool?, FrameTransformer?) {
         let output = plan.outputSize
         let parts: (FramePool, FrameRing, FramePool?, FrameTransformer?)
         do {
@@ -53,6 +61,11 @@ struct VideoStage: ~Copyable {
         } catch {
             throw .doesNotFit("reserving frame memory: \(error)")
         }
+        return parts
+    }
+
+    private init(parts: (FramePool, FrameRing, FramePool?, FrameTransformer?), output: PictureSize,
+                 codec: VideoCodec, signalsOrientation: Bool) {
         (sourcePool, ring, outputPool, transformer) = parts
         self.output = output
         self.codec = codec

@@ -4,7 +4,15 @@ import RTCShareMedia
 /// Something that captures pictures: the test pattern, a Y4M file, a screen, a producer process.
 /// A source runs on its own capture thread (see `CaptureLoop`); it fills slots of the pool it
 /// is given and never blocks the pipeline.
-public protocol VideoSource: AnyObject, SendableMetatype {
+#if compiler(>=6.2)
+/// What every source is: a class whose type may cross to the capture thread (Swift 6.2 checks
+/// metatypes' sendability; 6.0, Debian 13's, has no `SendableMetatype` and needs none).
+public typealias VideoSourceBase = AnyObject & SendableMetatype
+#else
+public typealias VideoSourceBase = AnyObject
+#endif
+
+public protocol VideoSource: VideoSourceBase {
     /// A short name for logs ("testsrc", "y4m:clip.y4m", …).
     var name: String { get }
     /// Pixel format of the frames it delivers.

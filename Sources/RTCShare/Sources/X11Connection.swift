@@ -33,7 +33,9 @@ struct X11Connection: ~Copyable {
     /// A DamageNotify arrived since the last `takeDamage`.
     private var damageReported = false
 
-    /// Connects to `display` (nil: $DISPLAY) and checks the screen and MIT-SHM.
+    /// Connects to `display` (nil: $DISPLAY) and checks the screen and MIT-SHM. Every throw comes
+    /// before the non-throwing init it delegates to (Swift 6.0's compiler crashes on a throw out
+    /// of a ~Copyable init whose stored defaults are in place).
     init(display name: String?) throws(SourceError) {
         let env = getenv("DISPLAY").map { String(cString: $0) }
         guard let display = name ?? env, !display.isEmpty else {
@@ -63,7 +65,11 @@ struct X11Connection: ~Copyable {
             xcb_disconnect(c)
             throw error
         }
-        connection = c
+        self.init(connection: c, display: display, screen: screen)
+    }
+
+    private init(connection: OpaquePointer, display: String, screen: (root: xcb_window_t, width: Int, height: Int)) {
+        self.connection = connection
         self.display = display
         (root, width, height) = screen
     }

@@ -28,7 +28,7 @@ import RTCShareCore
 public struct RTPCSRCList: Equatable, Sendable {
     /// The most a header can carry (the CC field has 4 bits).
     public static let capacity = 15
-    private var storage = InlineArray<15, UInt32>(repeating: 0)
+    private var storage = CSRCStorage()
     /// How many are present; 0...15.
     public private(set) var count = 0
 
@@ -59,6 +59,32 @@ public struct RTPCSRCList: Equatable, Sendable {
         return true
     }
 }
+
+/// Fifteen values inline. `InlineArray` (Swift 6.2) where there is one; a tuple for Swift 6.0
+/// (Debian 13's).
+#if compiler(>=6.2)
+private typealias CSRCStorage = InlineArray<15, UInt32>
+extension InlineArray where Element == UInt32, count == 15 {
+    fileprivate init() { self.init(repeating: 0) }
+}
+#else
+private struct CSRCStorage: Sendable {
+    private var values: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32,
+                         UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+
+    subscript(index: Int) -> UInt32 {
+        get {
+            precondition(index >= 0 && index < 15)
+            return withUnsafeBytes(of: values) { $0.load(fromByteOffset: index * 4, as: UInt32.self) }
+        }
+        set {
+            precondition(index >= 0 && index < 15)
+            withUnsafeMutableBytes(of: &values) { $0.storeBytes(of: newValue, toByteOffset: index * 4, as: UInt32.self) }
+        }
+    }
+}
+#endif
 
 /// The fields of an RTP fixed header (the version is always 2).
 public struct RTPHeader: Equatable, Sendable {

@@ -119,10 +119,23 @@ extension CommandLineOptions {
     func validate() throws(ValidationError) {}
 
     /// Reads `arguments` (after the command's name) into a new value and validates it.
-    /// `--help` is not handled here (see `CommandLineTool`).
+    /// `--config FILE` reads options from a file first (`ConfigFile`); an option the command
+    /// line gives replaces the file's. `--help` is not handled here (see `CommandLineTool`).
     static func parse(_ arguments: ArraySlice<String>, command: String) throws(ValidationError) -> Self {
         var result = Self()
-        var rest = arguments
+        let (configPath, arguments) = try splitConfig(arguments, command: command)
+        // The options whose value came from the file, by the line that gave it.
+        var fromFile: [String: Int] = [:]
+        var config: ConfigFile?
+        if let configPath { config = try ConfigFile(path: configPath) }
+        if let config {
+            let given = Set(namesGiven(arguments))
+            for entry in config.entries where !given.contains(entry.name) {
+                try config.store(entry, into: &result, options: options, command: command)
+                fromFile[entry.name] = entry.line
+            }
+        }
+        var rest = arguments[...]
         while let argument = rest.popFirst() {
             guard argument.hasPrefix("--"), argument.count > 2 else {
                 throw ValidationError("unexpected argument '\(argument)' (see rtcshare \(command) --help)")
@@ -146,7 +159,71 @@ extension CommandLineOptions {
                 try spec.store(&result, value)
             }
         }
-        try result.validate()
+        do {
+            try result.validate()
+        } catch {
+            // A check across options names the option it is about first: when that option's
+            // value came from the file, say where.
+            if let config, let name = error.firstOptionName, let line = fromFile[name] {
+                throw config.error(line: line, error)
+            }
+            throw error
+        }
         return result
+    }
+
+    /// The path `--config` names (at most once) and the other arguments, in order.
+    private static func splitConfig(_ arguments: ArraySlice<String>,
+                                    command: String) throws(ValidationError) -> (String?, [String]) {
+        var path: String?
+        var rest: [String] = []
+        var arguments = arguments
+        while let argument = arguments.popFirst() {
+            var value: String?
+            if argument == "--config" {
+                guard let next = arguments.popFirst() else { throw ValidationError("--config needs a value <file>") }
+                value = next
+            } else if argument.hasPrefix("--config=") {
+                value = String(argument.dropFirst("--config=".count))
+            } else {
+                rest.append(argument)
+                // An option's value is never taken for an option (`--sdp --config` names a file).
+                if let spec = options.first(where: { "--" + $0.name == argument }), !spec.isFlag,
+                   let next = arguments.popFirst() {
+                    rest.append(next)
+                }
+                continue
+            }
+            guard path == nil else { throw ValidationError("--config given twice") }
+            guard let value, !value.isEmpty else { throw ValidationError("--config needs a value <file>") }
+            path = value
+        }
+        return (path, rest)
+    }
+
+    /// The long names of the options in `arguments` (without dashes).
+    private static func namesGiven(_ arguments: [String]) -> [String] {
+        var names: [String] = []
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            index += 1
+            guard argument.hasPrefix("--") else { continue }
+            let name = String(argument.dropFirst(2).prefix { $0 != "=" })
+            names.append(name)
+            if !argument.contains("="), let spec = options.first(where: { $0.name == name }), !spec.isFlag {
+                index += 1
+            }
+        }
+        return names
+    }
+}
+
+extension ValidationError {
+    /// The first `--name` the message speaks of ("--duration must be ..." names duration).
+    var firstOptionName: String? {
+        guard let start = description.firstRange(of: "--") else { return nil }
+        let name = description[start.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "-" }
+        return name.isEmpty ? nil : String(name)
     }
 }

@@ -70,8 +70,7 @@ struct CommandLineTool {
     }
 
     func fail(_ message: String, status: Int32) -> Never {
-        let line = "\(name): error: \(message)\n"
-        _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+        StandardError.write("\(name): error: \(message)", level: .error)
         exit(status)
     }
 
@@ -147,6 +146,11 @@ extension CommandLineCommand {
             let label = "--\(spec.name)" + (spec.valueName.map { " <\($0)>" } ?? "")
             let help = spec.help + (spec.defaultText.map { " (default: \($0))" } ?? "")
             text += CommandLineTool.entry(label, help)
+        }
+        if !options.isEmpty {
+            text += CommandLineTool.entry("--config <file>", "Read options from this file first: one 'key = value' "
+                + "a line, each key a long option above without its dashes (a flag: key = true), # comments. "
+                + "An option the command line gives replaces the file's.")
         }
         text += CommandLineTool.entry("-h, --help", "Show help information.")
         if overview, name == tool.defaultCommand.name { text += "\nEXIT STATUS:\n" + ExitStatus.helpText }
