@@ -264,26 +264,29 @@ extension WHIPSink {
         let sdp: WebRTCOfferConfiguration
         let gatheringNotice: String?
         /// The TURN allocation whose relayed candidate the agent has, and what allocating said.
-        var relay: WHIPRelay?
-        var relayNotice: String?
-        var relayFailures: [TURNFailure] = []
+        /// Spelled `Optional<…>` and without defaults, all assigned after the init's one throw:
+        /// Swift 6.0's SIL verifier crashes on a noncopyable struct whose throwing init has
+        /// default-initialized stored properties to clean up.
+        var relay: Optional<WHIPRelay>
+        var relayNotice: Optional<String>
+        var relayFailures: [TURNFailure]
 
         init(_ configuration: WHIPConfiguration, codecs: [VideoCodec], socket: UDPSocket,
              certificate: borrowing DTLSCertificate, identity: RTPSenderIdentity,
              turnServers: [TURNServerConfiguration]) throws(ShareError) {
             var rng = SystemRandomNumberGenerator()
             var (ice, notice) = try WHIPSink.makeAgent(configuration, socket: socket)
+            var relay: WHIPRelay? = nil
+            var relayNotice: String? = nil
+            var relayFailures: [TURNFailure] = []
             if !turnServers.isEmpty {
-                let (relay, relayNotice, failures) = WHIPSink.allocateRelay(turnServers, socket: socket,
-                                                                            configuration: configuration)
+                (relay, relayNotice, relayFailures) = WHIPSink.allocateRelay(turnServers, socket: socket,
+                                                                             configuration: configuration)
                 if let relay {
                     ice.addRelayedCandidate(relay.client.relayedAddress!, mapped: relay.client.mappedAddress,
                                             server: relay.client.configuration.server,
                                             localPreference: WHIPSink.relayPreference(relay.client.configuration.transport))
                 }
-                self.relay = relay
-                self.relayNotice = relayNotice
-                relayFailures = failures
             }
             var offer = WebRTCOfferConfiguration(
                 sessionID: UInt64.random(in: 1...UInt64(Int64.max), using: &rng),
@@ -301,6 +304,9 @@ extension WHIPSink {
             self.ice = ice
             self.identity = identity
             self.gatheringNotice = notice
+            self.relay = relay
+            self.relayNotice = relayNotice
+            self.relayFailures = relayFailures
             sdp = offer
         }
 
