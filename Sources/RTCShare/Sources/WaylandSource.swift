@@ -24,7 +24,7 @@ import RTCShareMedia
 /// A compositor that goes away (or stops answering) leaves captures reporting `.nothingYet`:
 /// the stall watchdog restarts the source with back-off, and `restart()` connects again once the
 /// compositor is back (until then it stays disconnected, so the share keeps its last picture).
-public final class WaylandSource: SharedMemorySource {
+public final class WaylandSource: ScreenFitting {
     public let name: String
     public let format = PixelFormat.i420
     public var frameWidth: Int { delivered.width }
@@ -97,7 +97,7 @@ public final class WaylandSource: SharedMemorySource {
     }
 
     /// The upright picture's size now.
-    var uprightSize: PictureSize {
+    public var uprightScreenSize: PictureSize {
         let s = orientation.uprightSize(width: bufferWidth, height: bufferHeight)
         return PictureSize(width: s.width, height: s.height)
     }
@@ -105,39 +105,9 @@ public final class WaylandSource: SharedMemorySource {
     /// Makes the source deliver the output shrunk (aspect kept) to fit `box`. Before the start.
     public func deliver(fitting box: PictureSize) {
         precondition(!prepared, "the delivered size is fixed once the share has started")
-        let upright = uprightSize
+        let upright = uprightScreenSize
         fitted = X11StripPlan.fittedSize(screenWidth: upright.width & ~1, screenHeight: upright.height & ~1, into: box)
         delivered = fitted
-    }
-
-    /// The configuration with its output size decided, as `X11Source.fit` decides it: the asked
-    /// size, or for an automatic size the output's own or the largest standard size below it
-    /// whose plan fits the memory cap.
-    public func fit(_ configuration: ShareConfiguration) -> ShareConfiguration {
-        let upright = uprightSize
-        func laidOut(_ size: PictureSize) -> PictureSize {
-            let long = max(size.width, size.height), short = min(size.width, size.height)
-            let portrait = configuration.outputOrientation == .portrait
-                || (configuration.outputOrientation == .source && upright.height > upright.width)
-            return portrait ? PictureSize(width: short, height: long) : PictureSize(width: long, height: short)
-        }
-        if let asked = configuration.outputSize {
-            deliver(fitting: laidOut(asked))
-            return configuration
-        }
-        let own = laidOut(PictureSize(width: max(upright.width & ~1, 16), height: max(upright.height & ~1, 16)))
-        var candidates = [own]
-        for size in MemoryPlanner.standardSizes where laidOut(size).pixels < own.pixels {
-            candidates.append(laidOut(size))
-        }
-        for size in candidates {
-            var trial = configuration
-            trial.outputSize = size
-            deliver(fitting: size)
-            if let plan = try? MemoryPlanner.resolve(trial, for: self), plan.fits { return trial }
-        }
-        deliver(fitting: own)
-        return configuration
     }
 
     // MARK: memory

@@ -31,7 +31,7 @@ import RTCShareMedia
 /// watchdog sees as a stall. `restart()` opens a new connection and segment once the server
 /// answers again; while it does not, a restart leaves the old connection waiting, because a
 /// new connection to a server that does not answer would block in the X handshake.
-public final class X11Source: SharedMemorySource {
+public final class X11Source: ScreenFitting {
     public let name: String
     public let format = PixelFormat.i420
     public var frameWidth: Int { delivered?.width ?? plan.frameWidth }
@@ -44,6 +44,8 @@ public final class X11Source: SharedMemorySource {
     /// The screen's size now (it may change mid-share).
     public private(set) var screenWidth: Int
     public private(set) var screenHeight: Int
+    /// An X screen has no transform: its size is the upright one.
+    public var uprightScreenSize: PictureSize { PictureSize(width: screenWidth, height: screenHeight) }
     /// Captures per second (the capture runs on a fixed grid at this rate).
     public let framesPerSecond: Int
     /// How strips are read and placed; fixed once `prepare` has run.
@@ -112,36 +114,6 @@ public final class X11Source: SharedMemorySource {
         precondition(!prepared, "the delivered size is fixed once the share has started")
         let size = X11StripPlan.fittedSize(screenWidth: screenWidth, screenHeight: screenHeight, into: box)
         plan = X11StripPlan.make(screenWidth: screenWidth, screenHeight: screenHeight, frame: size)
-    }
-
-    /// Sizes the delivered frames for a share with `configuration` and returns the configuration
-    /// with its output size decided: the asked size as the configuration lays it out, or for
-    /// an automatic size the screen's own or the largest standard size below it whose plan fits
-    /// the memory cap (a configuration nothing fits is returned as it was; planning says why).
-    public func fit(_ configuration: ShareConfiguration) -> ShareConfiguration {
-        func laidOut(_ size: PictureSize) -> PictureSize {
-            let long = max(size.width, size.height), short = min(size.width, size.height)
-            let portrait = configuration.outputOrientation == .portrait
-                || (configuration.outputOrientation == .source && screenHeight > screenWidth)
-            return portrait ? PictureSize(width: short, height: long) : PictureSize(width: long, height: short)
-        }
-        if let asked = configuration.outputSize {
-            deliver(fitting: laidOut(asked))
-            return configuration
-        }
-        let own = laidOut(PictureSize(width: max(screenWidth & ~1, 16), height: max(screenHeight & ~1, 16)))
-        var candidates = [own]
-        for size in MemoryPlanner.standardSizes where laidOut(size).pixels < own.pixels {
-            candidates.append(laidOut(size))
-        }
-        for size in candidates {
-            var trial = configuration
-            trial.outputSize = size
-            deliver(fitting: size)
-            if let plan = try? MemoryPlanner.resolve(trial, for: self), plan.fits { return trial }
-        }
-        deliver(fitting: own)
-        return configuration
     }
 
     // MARK: memory
