@@ -325,9 +325,7 @@ private func configuration(_ c: rtcshare_config, error: inout String) -> ShareAg
                                                               password: string(c.whip_ice_credential) ?? "")
                         whip.turnServers.append(TURNServerConfiguration(uri: uri, credentials: credentials))
                     } else if uri.scheme == .stun, let address = uri.numericAddress, address.family == .ipv4 {
-                        do { whip.stunServers.append(try SocketAddress(parsing: "\(address.host):\(address.port)")) } catch {
-                            throw .invalidAddress("\(uri): \(error)")
-                        }
+                        whip.stunServers.append(WHIPSink.socketAddress(address))
                     } else {
                         throw .invalidAddress("\(uri): a STUN server must be stun: with a numeric IPv4 address")
                     }

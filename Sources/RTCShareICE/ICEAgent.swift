@@ -150,6 +150,16 @@ public struct ICEAgent<Random: RandomNumberGenerator> {
         return candidate
     }
 
+    /// Adds the relayed candidate of an allocated TURN client (nothing when it is not
+    /// allocated), its local preference by how the client reaches its server: UDP above TCP above
+    /// TLS.
+    @discardableResult
+    public mutating func addRelayedCandidate<R>(allocatedBy relay: TURNClient<R>) -> ICECandidate? {
+        guard relay.isAllocated, let relayed = relay.relayedAddress else { return nil }
+        return addRelayedCandidate(relayed, mapped: relay.mappedAddress, server: relay.configuration.server,
+                                   localPreference: UInt16(20_000 + 10_000 * relay.configuration.transport.preference))
+    }
+
     /// The local candidates so far (host, then server-reflexive as they are learned).
     public var localCandidates: [ICECandidate] { locals.map(\.candidate) }
 

@@ -66,7 +66,8 @@ extension TURNClient {
             attributes.append(.username(configuration.credentials.username))
             attributes.append(.realm(realm))
             attributes.append(.nonce(nonce))
-            if let offered = offeredAlgorithms {
+            // The server's PASSWORD-ALGORITHMS, echoed in every authenticated request (RFC 8489 §9.2.4).
+            if let offered = passwordAlgorithms {
                 attributes.append(.passwordAlgorithms(offered))
                 attributes.append(.passwordAlgorithm(algorithm.rawValue))
             }
@@ -75,9 +76,6 @@ extension TURNClient {
         return STUNMessage(type: STUNMessageType(method: tx.kind.method, class: .request), transactionID: tx.id,
                            attributes: attributes)
     }
-
-    /// The server's PASSWORD-ALGORITHMS, echoed in every authenticated request (RFC 8489 §9.2.4).
-    var offeredAlgorithms: [UInt8]? { passwordAlgorithms }
 
     func write(_ o: TURNOutgoing, into buffer: UnsafeMutableRawBufferPointer) -> Int? {
         try? o.message.write(into: buffer, integrityKey: o.authenticated ? key : nil, fingerprint: true)

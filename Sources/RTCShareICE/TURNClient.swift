@@ -221,9 +221,10 @@ public struct TURNClient<Random: RandomNumberGenerator> {
             let o = outgoing.removeFirst()
             if let n = write(o, into: buffer) { return n }
         }
-        if let i = held.firstIndex(where: { h in peers.contains { $0.address == h.peer && $0.installed } }) {
+        for i in held.indices {
+            guard let p = peers.first(where: { $0.address == held[i].peer && $0.installed }) else { continue }
             let h = held.remove(at: i)
-            return h.bytes.withUnsafeBytes { wrapReady($0, to: h.peer, into: buffer) }
+            return h.bytes.withUnsafeBytes { wrapReady($0, to: p, into: buffer) }
         }
         return nil
     }
@@ -258,7 +259,7 @@ public struct TURNClient<Random: RandomNumberGenerator> {
             return nil
         }
         if let p = peers.firstIndex(where: { $0.address == peer }) {
-            if peers[p].installed { return wrapReady(payload, to: peer, into: buffer) }
+            if peers[p].installed { return wrapReady(payload, to: peers[p], into: buffer) }
         } else {
             guard peers.count < Self.maximumPeers else {
                 counters.dropped += 1
@@ -300,9 +301,9 @@ public struct TURNClient<Random: RandomNumberGenerator> {
     }
 
     /// A datagram to a peer with a permission: ChannelData on its channel, else a Send indication.
-    mutating func wrapReady(_ payload: UnsafeRawBufferPointer, to peer: ICEAddress,
+    mutating func wrapReady(_ payload: UnsafeRawBufferPointer, to peer: TURNPeer,
                             into buffer: UnsafeMutableRawBufferPointer) -> Int? {
-        if let p = peers.first(where: { $0.address == peer }), let channel = p.channel {
+        if let channel = peer.channel {
             guard let n = TURNWire.writeChannelData(payload, channel: channel, padded: isStream, into: buffer) else {
                 counters.dropped += 1
                 return nil
@@ -310,7 +311,7 @@ public struct TURNClient<Random: RandomNumberGenerator> {
             counters.channelDataSent += 1
             return n
         }
-        guard let n = TURNWire.writeSendIndication(payload, to: peer, transactionID: STUNTransactionID(using: &random),
+        guard let n = TURNWire.writeSendIndication(payload, to: peer.address, transactionID: STUNTransactionID(using: &random),
                                                    into: buffer) else {
             counters.dropped += 1
             return nil

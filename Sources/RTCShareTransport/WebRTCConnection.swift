@@ -98,6 +98,8 @@ public final class WebRTCConnection<Random: RandomNumberGenerator> {
     /// the relay when the path leaves from the relayed address.
     public func send(_ bytes: UnsafeRawBufferPointer, to destination: ICEAddress, at now: MediaTime,
                      transmit: (UnsafeRawBufferPointer, ICEAddress) -> Void) {
+        // Every media packet comes here: without a relay, nothing to look up.
+        guard relay != nil else { return transmit(bytes, destination) }
         route(bytes, to: destination, from: pathBase, at: now, transmit: transmit)
     }
 
@@ -106,10 +108,11 @@ public final class WebRTCConnection<Random: RandomNumberGenerator> {
         guard let server = relayServer, let relayed = relay?.relayedAddress, base == relayed else {
             return transmit(bytes, destination)
         }
-        if let n = relay!.wrap(bytes, to: destination, into: relayScratch, at: now) {
-            transmit(UnsafeRawBufferPointer(rebasing: relayScratch[0..<n]), server)
+        guard let n = relay!.wrap(bytes, to: destination, into: relayScratch, at: now) else {
+            // Held (a permission was asked for) or dropped: the request goes out now.
+            return drainRelay(transmit: transmit)
         }
-        drainRelay(transmit: transmit)
+        transmit(UnsafeRawBufferPointer(rebasing: relayScratch[0..<n]), server)
     }
 
     /// The relay's own messages (requests, held datagrams now permitted) and its events.

@@ -179,7 +179,7 @@ struct WHIPOptions: CommandLineOptions {
         guard uri.scheme == .stun, let address = uri.numericAddress, address.family == .ipv4 else {
             throw ValidationError("--ice-server \(uri): a STUN server must be stun: with a numeric IPv4 address")
         }
-        return try stunServer("\(address.host):\(address.port)")
+        return WHIPSink.socketAddress(address)
     }
 
     /// The first line of `--ice-credential-file` (at most 509 bytes).

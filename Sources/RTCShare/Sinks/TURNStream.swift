@@ -112,9 +112,23 @@ final class TURNStream {
                 return false
             }
             moveCiphertext()
-        } else {
-            (outbox.baseAddress! + outCount).copyMemory(from: frame.baseAddress!, byteCount: frame.count)
-            outCount += frame.count
+            return flush() == nil
+        }
+        // Nothing waiting: straight to the socket; only what it does not take is queued.
+        var sent = 0
+        if outCount == 0 {
+            let result = connection.send(frame)
+            switch result {
+            case .bytes(let n): sent = n
+            case .wouldBlock: break
+            case .closed, .failed:
+                _ = broke(result)
+                return false
+            }
+        }
+        if sent < frame.count {
+            (outbox.baseAddress! + outCount).copyMemory(from: frame.baseAddress! + sent, byteCount: frame.count - sent)
+            outCount += frame.count - sent
         }
         return flush() == nil
     }
@@ -135,20 +149,25 @@ final class TURNStream {
     func flush() -> String? {
         if case .broken(let why) = phase { return why }
         while outCount > 0 {
-            switch connection.send(UnsafeRawBufferPointer(rebasing: outbox[outStart..<(outStart + outCount)])) {
+            let result = connection.send(UnsafeRawBufferPointer(rebasing: outbox[outStart..<(outStart + outCount)]))
+            switch result {
             case .bytes(let n):
                 outStart += n
                 outCount -= n
             case .wouldBlock:
                 return nil
-            case .closed:
-                return fail("closed by the server")
-            case .failed(let error):
-                return fail(error.description)
+            case .closed, .failed:
+                return broke(result)
             }
         }
         outStart = 0
         return nil
+    }
+
+    /// A send or receive that closed or failed: the stream is broken, and why.
+    private func broke(_ result: TCPConnection.IOResult) -> String {
+        if case .failed(let error) = result { return fail(error.description) }
+        return fail("closed by the server")
     }
 
     private func compactOutbox() {
@@ -165,15 +184,14 @@ final class TURNStream {
         guard phase != .connecting else { return nil }
         for _ in 0..<16 {
             let target = raw ?? inbox.freeSpace()
-            switch connection.receive(into: target) {
+            let result = connection.receive(into: target)
+            switch result {
             case .bytes(let n):
                 if let why = take(n, frame) { return why }
             case .wouldBlock:
                 return nil
-            case .closed:
-                return fail("closed by the server")
-            case .failed(let error):
-                return fail(error.description)
+            case .closed, .failed:
+                return broke(result)
             }
         }
         return nil

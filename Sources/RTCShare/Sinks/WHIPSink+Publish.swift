@@ -165,11 +165,7 @@ extension WHIPSink {
                         output: some TransportOutput) throws(ShareError) -> Bool {
             var (ice, _) = try WHIPSink.makeAgent(configuration, socket: socket)
             // The allocation outlives the restart: its relayed candidate is offered again.
-            if let connection = session.transport.connection, let relayed = connection.relayedAddress,
-               let relay = connection.relay {
-                ice.addRelayedCandidate(relayed, mapped: relay.mappedAddress, server: relay.configuration.server,
-                                        localPreference: WHIPSink.relayPreference(relay.configuration.transport))
-            }
+            if let relay = session.transport.connection?.relay { ice.addRelayedCandidate(allocatedBy: relay) }
             let fragment = WHIPICERestart.fragment(
                 ufrag: ice.localCredentials.ufrag, password: ice.localCredentials.password,
                 candidates: ice.localCandidates.compactMap(WebRTCOfferConfiguration.Candidate.init).map(\.sdpValue),
@@ -282,11 +278,7 @@ extension WHIPSink {
             if !turnServers.isEmpty {
                 (relay, relayNotice, relayFailures) = WHIPSink.allocateRelay(turnServers, socket: socket,
                                                                              configuration: configuration)
-                if let relay {
-                    ice.addRelayedCandidate(relay.client.relayedAddress!, mapped: relay.client.mappedAddress,
-                                            server: relay.client.configuration.server,
-                                            localPreference: WHIPSink.relayPreference(relay.client.configuration.transport))
-                }
+                if let relay { ice.addRelayedCandidate(allocatedBy: relay.client) }
             }
             var offer = WebRTCOfferConfiguration(
                 sessionID: UInt64.random(in: 1...UInt64(Int64.max), using: &rng),
@@ -318,15 +310,11 @@ extension WHIPSink {
 
         /// A relay allocated after the offer went out (from the answer's servers).
         mutating func addRelay(_ relay: WHIPRelay) {
-            ice.addRelayedCandidate(relay.client.relayedAddress!, mapped: relay.client.mappedAddress,
-                                    server: relay.client.configuration.server,
-                                    localPreference: WHIPSink.relayPreference(relay.client.configuration.transport))
+            ice.addRelayedCandidate(allocatedBy: relay.client)
             self.relay = relay
         }
     }
 
-    /// The relayed candidate's local preference: UDP above TCP above TLS.
-    static func relayPreference(_ transport: TURNTransport) -> UInt16 { UInt16(20_000 + 10_000 * transport.preference) }
 
     /// A new ICE agent on the socket: new credentials, a host candidate on each of the host's
     /// addresses of now (after an address change, the new one), and what the STUN servers say

@@ -38,7 +38,7 @@ extension WHIPSink {
         defer { inbox.deallocate() }
         var now = start
         while true {
-            for i in attempts.indices { attempts[i].pump(socket: socket, at: now) }
+            for i in attempts.indices { attempts[i].pump(socket: socket, buffer: inbox, at: now) }
             let allocated = attempts.filter { $0.client.isAllocated }
             if firstAllocated == nil, !allocated.isEmpty { firstAllocated = now }
             let best = allocated.map(\.configuration.uri.transport!).min()
@@ -67,7 +67,7 @@ extension WHIPSink {
                 let failure = a.outcome ?? .noAnswer(server: "\(a.configuration.uri)", after: MonotonicClock.now() - start)
                 failures.append(failure)
             }
-            attempts[i].release(socket: socket)
+            attempts[i].release(socket: socket, buffer: inbox)
         }
         parts += failures.map(\.description)
         let ms = (MonotonicClock.now() - start).microseconds / 1000
@@ -137,16 +137,14 @@ struct RelayAttempt {
     }
 
     /// Sends what the client has, starts it once its way to the server is up, and notes its end.
-    mutating func pump(socket: UDPSocket, at now: MediaTime) {
+    /// `buffer`: at least `TURNClient.maximumMessageSize` bytes of scratch.
+    mutating func pump(socket: UDPSocket, buffer: UnsafeMutableRawBufferPointer, at now: MediaTime) {
         guard outcome == nil else { return }
         if !started && (stream == nil || stream!.connected) {
             started = true
             client.start(at: now)
         }
         client.tick(at: now)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: TURNClient<SystemRandomNumberGenerator>.maximumMessageSize,
-                                                            alignment: 16)
-        defer { buffer.deallocate() }
         while let n = client.pollTransmit(into: buffer) {
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
             if let stream { stream.send(bytes) } else { _ = socket.send(bytes, to: WHIPSink.socketAddress(client.configuration.server)) }
@@ -188,11 +186,9 @@ struct RelayAttempt {
     }
 
     /// Lets an allocation not chosen go.
-    mutating func release(socket: UDPSocket) {
+    mutating func release(socket: UDPSocket, buffer: UnsafeMutableRawBufferPointer) {
         client.close(at: MonotonicClock.now())
         if stream == nil {
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024, alignment: 16)
-            defer { buffer.deallocate() }
             while let n = client.pollTransmit(into: buffer) {
                 _ = socket.send(UnsafeRawBufferPointer(rebasing: buffer[0..<n]), to: WHIPSink.socketAddress(client.configuration.server))
             }

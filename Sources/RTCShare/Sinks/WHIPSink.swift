@@ -166,7 +166,8 @@ public final class WHIPSink: MediaSink, TransportOutput {
         return converted
     }
 
-    static func socketAddress(_ address: ICEAddress) -> SocketAddress {
+    /// The socket form of an ICE address (numbers to numbers, nothing resolved).
+    public static func socketAddress(_ address: ICEAddress) -> SocketAddress {
         if let v4 = address.ipv4 { return SocketAddress(ipv4: v4, port: Int(address.port)) }
         let v6 = address.ipv6!
         return SocketAddress(ipv6High: v6.high, low: v6.low, port: Int(address.port))
