@@ -72,8 +72,7 @@ final class Log: @unchecked Sendable {
     private func progress(_ p: ShareProgress) {
         let last = previous
         previous = p
-        let dt = Double((p.stats.elapsed - (last?.stats.elapsed ?? .zero)).microseconds) / 1_000_000
-        guard dt > 0 else { return }
+        guard p.stats.elapsed > (last?.stats.elapsed ?? .zero) else { return }
         let (fps, kbps) = Self.rates(p, since: last)
         let t = p.transport
         if statusLines {
