@@ -24,6 +24,8 @@ import sys
 import tempfile
 import time
 
+from screen_case import Xvfb
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER = os.path.join(os.path.dirname(os.path.dirname(HERE)), "Tests", "Peers", "whip_server.py")
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
@@ -57,16 +59,8 @@ class Screen:
 
     def __init__(self, work, size):
         self.work, self.size = work, size
-        read, write = os.pipe()
-        self.xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", f"{size}x24",
-                                      "-nolisten", "tcp", "-noreset"], pass_fds=(write,),
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        os.close(write)
-        with os.fdopen(read) as f:
-            number = f.readline().strip()
-        if not number:
-            raise RuntimeError("Xvfb did not start")
-        self.display = f":{number}"
+        self.xvfb = Xvfb(size)
+        self.display = self.xvfb.display
         self.painter = self._paint(still=True)
         time.sleep(1.5)
 
@@ -89,8 +83,7 @@ class Screen:
     def close(self):
         self.painter.terminate()
         self.painter.wait()
-        self.xvfb.terminate()
-        self.xvfb.wait()
+        self.xvfb.close()
 
 
 def rss_kib(pid):

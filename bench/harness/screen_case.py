@@ -21,9 +21,9 @@ SETTLE_S = 3  # start-up left out of the static phase (and rtcshare's 1.5 s idle
 class Xvfb:
     """An X server of its own; Xvfb picks a free display and writes its number to -displayfd."""
 
-    def __init__(self):
+    def __init__(self, size=SCREEN):
         read, write = os.pipe()
-        self.proc = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", f"{SCREEN}x24",
+        self.proc = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", f"{size}x24",
                                       "-nolisten", "tcp", "-noreset"], pass_fds=(write,),
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(write)
