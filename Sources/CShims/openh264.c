@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <wels/codec_api.h>
+#include <wels/codec_ver.h>
 
 // openh264 is loaded on first use, not linked: a VP8 share (the default) never needs it, and
 // linked it costs every process ~0.3 MiB resident (its relocations and initialisers run at
@@ -25,27 +26,44 @@ static int loaded;
 static char load_error[256] = "openh264 not loaded";
 
 // ABI 8 (openh264 2.6, Debian 13's libopenh264.so.8) appended PSNR fields to three structs of
-// ABI 7 (2.3-2.5, Debian 12's .so.7): the encoder parameters and the source picture grew at their
-// ends, which the zeroed tails below absorb; each layer of a frame's bitstream info grew in the
-// middle of an array, so that one is read through the layout of the ABI that was loaded.
+// ABI 7 (2.3-2.5, Debian 12's .so.7). The encoder parameters and the source picture grew at
+// their ends, which the zeroed tails below absorb whichever headers this is built with. Each
+// layer of a frame's bitstream info grew in the middle of an array, so the frame is read through
+// the layout of the ABI that was loaded, spelled out here for both (the headers give only one).
 static int abi;
 
 typedef struct {
-    SLayerBSInfo v7;  // ends with a pointer, so the new field starts right after it
+    unsigned char uiTemporalId, uiSpatialId, uiQualityId;
+    EVideoFrameType eFrameType;
+    unsigned char uiLayerType;
+    int iSubSeqId;
+    int iNalCount;
+    int *pNalLengthInByte;
+    unsigned char *pBsBuf;
+} LayerBSInfo7;
+
+typedef struct {
+    LayerBSInfo7 v7;  // ends with a pointer, so the new field starts right after it
     float rPsnr[3];
 } LayerBSInfo8;
 
-typedef struct {
-    int iLayerNum;
-    LayerBSInfo8 sLayerInfo[MAX_LAYER_NUM_OF_FRAME];
-    EVideoFrameType eFrameType;
-    int iFrameSizeInBytes;
-    long long uiTimeStamp;
-} FrameBSInfo8;
+#define FRAME_BS_INFO(layer)                                                                       \
+    struct {                                                                                       \
+        int iLayerNum;                                                                             \
+        layer sLayerInfo[MAX_LAYER_NUM_OF_FRAME];                                                  \
+        EVideoFrameType eFrameType;                                                                \
+        int iFrameSizeInBytes;                                                                     \
+        long long uiTimeStamp;                                                                     \
+    }
+typedef FRAME_BS_INFO(LayerBSInfo7) FrameBSInfo7;
+typedef FRAME_BS_INFO(LayerBSInfo8) FrameBSInfo8;
+#undef FRAME_BS_INFO
 
-_Static_assert(sizeof(SLayerBSInfo) % _Alignof(SLayerBSInfo) == 0 &&
-                   offsetof(SLayerBSInfo, pBsBuf) + sizeof(unsigned char *) == sizeof(SLayerBSInfo),
-               "ABI 8's rPsnr follows pBsBuf directly");
+// The headers built with are one of the two.
+_Static_assert((OPENH264_MAJOR == 2 && OPENH264_MINOR >= 6 ? sizeof(FrameBSInfo8) : sizeof(FrameBSInfo7)) ==
+                   sizeof(SFrameBSInfo),
+               "the bitstream info of the headers built with is ABI 7's or ABI 8's");
+_Static_assert(offsetof(LayerBSInfo8, rPsnr) == sizeof(LayerBSInfo7), "ABI 8's rPsnr follows pBsBuf directly");
 
 // The ABI of a library found by its unversioned name, from the version it reports.
 static int abi_of_version(void *lib) {
@@ -133,7 +151,7 @@ struct rtcs_openh264_encoder {
     // Filled by EncodeFrame in the loaded ABI's layout; large (a table per layer), so kept, not on
     // the stack.
     union {
-        SFrameBSInfo v7;
+        FrameBSInfo7 v7;
         FrameBSInfo8 v8;
     } info;
     SSourcePicture picture;
@@ -334,7 +352,7 @@ int rtcs_openh264_encoder_encode(rtcs_openh264_encoder *e, const uint8_t *y, con
     const unsigned char *start = NULL;
     size_t total = 0;
     for (int i = 0; i < layers; i++) {
-        const SLayerBSInfo *layer = abi == 8 ? &e->info.v8.sLayerInfo[i].v7 : &e->info.v7.sLayerInfo[i];
+        const LayerBSInfo7 *layer = abi == 8 ? &e->info.v8.sLayerInfo[i].v7 : &e->info.v7.sLayerInfo[i];
         size_t bytes = 0;
         for (int n = 0; n < layer->iNalCount; n++) bytes += (size_t)layer->pNalLengthInByte[n];
         if (bytes == 0) continue;
