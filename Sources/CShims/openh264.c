@@ -2,11 +2,13 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wels/codec_api.h>
+#include <wels/codec_ver.h>
 
 // openh264 is loaded on first use, not linked: a VP8 share (the default) never needs it, and
 // linked it costs every process ~0.3 MiB resident (its relocations and initialisers run at
@@ -23,16 +25,92 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static int loaded;
 static char load_error[256] = "openh264 not loaded";
 
+// ABI 8 (openh264 2.6, Debian 13's libopenh264.so.8) appended PSNR fields to three structs of
+// ABI 7 (2.3-2.5, Debian 12's .so.7). The encoder parameters and the source picture grew at
+// their ends, which the zeroed tails below absorb whichever headers this is built with. Each
+// layer of a frame's bitstream info grew in the middle of an array, so the frame is read through
+// the layout of the ABI that was loaded, spelled out here for both (the headers give only one).
+static int abi;
+
+typedef struct {
+    unsigned char uiTemporalId, uiSpatialId, uiQualityId;
+    EVideoFrameType eFrameType;
+    unsigned char uiLayerType;
+    int iSubSeqId;
+    int iNalCount;
+    int *pNalLengthInByte;
+    unsigned char *pBsBuf;
+} LayerBSInfo7;
+
+typedef struct {
+    LayerBSInfo7 v7;  // ends with a pointer, so the new field starts right after it
+    float rPsnr[3];
+} LayerBSInfo8;
+
+#define FRAME_BS_INFO(layer)                                                                       \
+    struct {                                                                                       \
+        int iLayerNum;                                                                             \
+        layer sLayerInfo[MAX_LAYER_NUM_OF_FRAME];                                                  \
+        EVideoFrameType eFrameType;                                                                \
+        int iFrameSizeInBytes;                                                                     \
+        long long uiTimeStamp;                                                                     \
+    }
+typedef FRAME_BS_INFO(LayerBSInfo7) FrameBSInfo7;
+typedef FRAME_BS_INFO(LayerBSInfo8) FrameBSInfo8;
+#undef FRAME_BS_INFO
+
+// The headers built with are one of the two.
+_Static_assert((OPENH264_MAJOR == 2 && OPENH264_MINOR >= 6 ? sizeof(FrameBSInfo8) : sizeof(FrameBSInfo7)) ==
+                   sizeof(SFrameBSInfo),
+               "the bitstream info of the headers built with is ABI 7's or ABI 8's");
+_Static_assert(offsetof(LayerBSInfo8, rPsnr) == sizeof(LayerBSInfo7), "ABI 8's rPsnr follows pBsBuf directly");
+
+// The ABI of a library found by its unversioned name, from the version it reports.
+static int abi_of_version(void *lib) {
+    void (*version)(OpenH264Version *) = NULL;
+    *(void **)&version = dlsym(lib, "WelsGetCodecVersionEx");
+    if (version == NULL) return 0;
+    OpenH264Version v;
+    memset(&v, 0, sizeof v);
+    version(&v);
+    if (v.uMajor == 2 && v.uMinor >= 3 && v.uMinor <= 5) return 7;
+    if (v.uMajor == 2 && v.uMinor == 6) return 8;
+    return 0;
+}
+
 static void load(void) {
-    static const char *const names[] = {"libopenh264.so.7", "libopenh264.so"};
+    static const struct { const char *name; int abi; } names[] = {
+        {"libopenh264.so.7", 7}, {"libopenh264.so.8", 8}, {"libopenh264.so", 0}};
     void *lib = NULL;
-    for (size_t i = 0; i < sizeof names / sizeof names[0] && lib == NULL; i++) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    // A build of the user's choice, e.g. one whose patent licence comes with the binary: its ABI
+    // from the version it reports.
+    const char *chosen = getenv("RTCSHARE_OPENH264");
+    if (chosen != NULL && chosen[0] != '\0') {
+        lib = dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
+        if (lib == NULL) {
+            const char *why = dlerror();
+            snprintf(load_error, sizeof load_error, "cannot load RTCSHARE_OPENH264 (%s): %s", chosen, why != NULL ? why : "?");
+            return;
+        }
+        abi = 0;
+    }
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && lib == NULL; i++) {
+        lib = dlopen(names[i].name, RTLD_NOW | RTLD_LOCAL);
+        abi = names[i].abi;
+    }
     if (lib == NULL) {
         // "failed to map segment": the address space ran out, not a missing package.
         const char *why = dlerror();
         int missing = why != NULL && strstr(why, "cannot open shared object file") != NULL;
-        snprintf(load_error, sizeof load_error, "cannot load libopenh264.so.7%s: %s",
-                 missing ? " (install libopenh264-7)" : "", why != NULL ? why : "?");
+        snprintf(load_error, sizeof load_error, "cannot load libopenh264.so.7 or .so.8%s: %s",
+                 missing ? " (install libopenh264-7, or libopenh264-8 on Debian 13)" : "", why != NULL ? why : "?");
+        return;
+    }
+    if (abi == 0) abi = abi_of_version(lib);
+    if (abi == 0) {
+        snprintf(load_error, sizeof load_error, "%s is of an ABI other than 7 (openh264 2.3-2.5) or 8 (2.6)",
+                 chosen != NULL && chosen[0] != '\0' ? chosen : "libopenh264.so");
+        dlclose(lib);
         return;
     }
 #define RESOLVE(field, name)                                                                         \
@@ -70,10 +148,19 @@ __attribute__((visibility("hidden"))) const void *rtcs_openh264_symbol(void) {
 
 struct rtcs_openh264_encoder {
     ISVCEncoder *codec;
-    SFrameBSInfo info;  // filled by EncodeFrame; large (a table per layer), so kept, not on the stack
+    // Filled by EncodeFrame in the loaded ABI's layout; large (a table per layer), so kept, not on
+    // the stack.
+    union {
+        FrameBSInfo7 v7;
+        FrameBSInfo8 v8;
+    } info;
     SSourcePicture picture;
+    unsigned char picture_abi8_tail[8];  // zero: ABI 8's "compute PSNR" flags stay off
     int bitrate_bps;
 };
+_Static_assert(offsetof(struct rtcs_openh264_encoder, picture_abi8_tail) ==
+                   offsetof(struct rtcs_openh264_encoder, picture) + sizeof(SSourcePicture),
+               "the zeroed tail follows the source picture");
 
 struct rtcs_openh264_decoder {
     ISVCDecoder *codec;
@@ -115,42 +202,47 @@ int rtcs_openh264_encoder_open(const rtcs_openh264_encoder_params *p, rtcs_openh
     int trace = WELS_LOG_QUIET;
     (*e->codec)->SetOption(e->codec, ENCODER_OPTION_TRACE_LEVEL, &trace);
 
-    SEncParamExt param;
-    memset(&param, 0, sizeof param);
-    (*e->codec)->GetDefaultParams(e->codec, &param);
-    param.iUsageType = p->screen_content ? SCREEN_CONTENT_REAL_TIME : CAMERA_VIDEO_REAL_TIME;
-    param.iPicWidth = p->width;
-    param.iPicHeight = p->height;
-    param.iTargetBitrate = p->bitrate_bps;
-    param.iMaxBitrate = p->bitrate_bps;
-    param.iRCMode = RC_BITRATE_MODE;
-    param.fMaxFrameRate = p->max_frame_rate;
-    param.iTemporalLayerNum = 1;
-    param.iSpatialLayerNum = 1;
+    // ABI 8's PSNR flags land in the zeroed tail.
+    struct {
+        SEncParamExt param;
+        unsigned char abi8_tail[8];
+    } params;
+    memset(&params, 0, sizeof params);
+    SEncParamExt *const param = &params.param;
+    (*e->codec)->GetDefaultParams(e->codec, param);
+    param->iUsageType = p->screen_content ? SCREEN_CONTENT_REAL_TIME : CAMERA_VIDEO_REAL_TIME;
+    param->iPicWidth = p->width;
+    param->iPicHeight = p->height;
+    param->iTargetBitrate = p->bitrate_bps;
+    param->iMaxBitrate = p->bitrate_bps;
+    param->iRCMode = RC_BITRATE_MODE;
+    param->fMaxFrameRate = p->max_frame_rate;
+    param->iTemporalLayerNum = 1;
+    param->iSpatialLayerNum = 1;
     // IDRs only when the caller asks (first picture, PLI/FIR, period, orientation change).
-    param.uiIntraPeriod = 0;
-    param.bEnableSceneChangeDetect = false;
-    param.iNumRefFrame = 1;
+    param->uiIntraPeriod = 0;
+    param->bEnableSceneChangeDetect = false;
+    param->iNumRefFrame = 1;
     // The same SPS/PPS ids on every IDR: a receiver or SFU that cached the first set keeps working.
-    param.eSpsPpsIdStrategy = CONSTANT_ID;
-    param.bPrefixNalAddingCtrl = false;
-    param.bEnableSSEI = false;
-    param.bSimulcastAVC = false;
-    param.iPaddingFlag = 0;
-    param.iEntropyCodingModeFlag = 0;  // CAVLC: baseline has no CABAC
-    param.bEnableFrameSkip = p->frame_skip != 0;
-    param.iMinQp = p->min_qp;
-    param.iMaxQp = p->max_qp;
-    param.bEnableLongTermReference = false;
-    param.iMultipleThreadIdc = 1;
-    param.bUseLoadBalancing = false;
-    param.bEnableDenoise = false;          // a screen has no sensor noise
-    param.bEnableBackgroundDetection = true;
-    param.bEnableAdaptiveQuant = false;
-    param.bEnableFrameCroppingFlag = true; // sizes that are not multiples of 16
-    param.bFixRCOverShoot = true;
+    param->eSpsPpsIdStrategy = CONSTANT_ID;
+    param->bPrefixNalAddingCtrl = false;
+    param->bEnableSSEI = false;
+    param->bSimulcastAVC = false;
+    param->iPaddingFlag = 0;
+    param->iEntropyCodingModeFlag = 0;  // CAVLC: baseline has no CABAC
+    param->bEnableFrameSkip = p->frame_skip != 0;
+    param->iMinQp = p->min_qp;
+    param->iMaxQp = p->max_qp;
+    param->bEnableLongTermReference = false;
+    param->iMultipleThreadIdc = 1;
+    param->bUseLoadBalancing = false;
+    param->bEnableDenoise = false;          // a screen has no sensor noise
+    param->bEnableBackgroundDetection = true;
+    param->bEnableAdaptiveQuant = false;
+    param->bEnableFrameCroppingFlag = true; // sizes that are not multiples of 16
+    param->bFixRCOverShoot = true;
 
-    SSpatialLayerConfig *layer = &param.sSpatialLayers[0];
+    SSpatialLayerConfig *layer = &param->sSpatialLayers[0];
     layer->iVideoWidth = p->width;
     layer->iVideoHeight = p->height;
     layer->fFrameRate = p->max_frame_rate;
@@ -161,13 +253,13 @@ int rtcs_openh264_encoder_open(const rtcs_openh264_encoder_params *p, rtcs_openh
     if (p->max_slice_bytes > 0) {
         layer->sSliceArgument.uiSliceMode = SM_SIZELIMITED_SLICE;
         layer->sSliceArgument.uiSliceSizeConstraint = (unsigned)p->max_slice_bytes;
-        param.uiMaxNalSize = (unsigned)p->max_slice_bytes;
+        param->uiMaxNalSize = (unsigned)p->max_slice_bytes;
     } else {
         layer->sSliceArgument.uiSliceMode = SM_SINGLE_SLICE;
         layer->sSliceArgument.uiSliceNum = 1;
     }
 
-    rc = (*e->codec)->InitializeExt(e->codec, &param);
+    rc = (*e->codec)->InitializeExt(e->codec, param);
     if (rc != 0) {
         api.destroy_encoder(e->codec);
         free(e);
@@ -246,18 +338,21 @@ int rtcs_openh264_encoder_encode(rtcs_openh264_encoder *e, const uint8_t *y, con
     e->picture.iStride[1] = stride_u;
     e->picture.iStride[2] = stride_v;
     e->picture.uiTimeStamp = timestamp_ms;
-    int rc = (*e->codec)->EncodeFrame(e->codec, &e->picture, &e->info);
+    int rc = (*e->codec)->EncodeFrame(e->codec, &e->picture, (SFrameBSInfo *)&e->info);
     e->picture.pData[0] = e->picture.pData[1] = e->picture.pData[2] = NULL;
     if (rc != 0) return rc;
-    *frame_type = e->info.eFrameType;
+    const int type = abi == 8 ? e->info.v8.eFrameType : e->info.v7.eFrameType;
+    const int layers = abi == 8 ? e->info.v8.iLayerNum : e->info.v7.iLayerNum;
+    *frame_type = type;
     *out = NULL;
     *out_bytes = 0;
-    if (e->info.eFrameType == videoFrameTypeSkip || e->info.eFrameType == videoFrameTypeInvalid) return 0;
+    if (type == videoFrameTypeSkip || type == videoFrameTypeInvalid) return 0;
+    if (layers < 0 || layers > MAX_LAYER_NUM_OF_FRAME) return -2;
     // The layers (parameter sets, then the slices) follow each other in one buffer.
     const unsigned char *start = NULL;
     size_t total = 0;
-    for (int i = 0; i < e->info.iLayerNum; i++) {
-        const SLayerBSInfo *layer = &e->info.sLayerInfo[i];
+    for (int i = 0; i < layers; i++) {
+        const LayerBSInfo7 *layer = abi == 8 ? &e->info.v8.sLayerInfo[i].v7 : &e->info.v7.sLayerInfo[i];
         size_t bytes = 0;
         for (int n = 0; n < layer->iNalCount; n++) bytes += (size_t)layer->pNalLengthInByte[n];
         if (bytes == 0) continue;

@@ -88,6 +88,7 @@ struct CommandLineTool {
         text += "\n  See '\(name) <command> --help' for the options of each; '\(name) --version' for the version.\n\n"
         text += defaultCommand.helpText(tool: self, overview: false)
         text += "\nEXIT STATUS:\n" + ExitStatus.helpText
+        text += "\nENVIRONMENT:\n" + EnvironmentHelp.helpText
         return text
     }
 
@@ -153,7 +154,9 @@ extension CommandLineCommand {
                 + "An option the command line gives replaces the file's.")
         }
         text += CommandLineTool.entry("-h, --help", "Show help information.")
-        if overview, name == tool.defaultCommand.name { text += "\nEXIT STATUS:\n" + ExitStatus.helpText }
+        if overview, name == tool.defaultCommand.name {
+            text += "\nEXIT STATUS:\n" + ExitStatus.helpText + "\nENVIRONMENT:\n" + EnvironmentHelp.helpText
+        }
         return text
     }
 }
