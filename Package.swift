@@ -181,9 +181,11 @@ let package = Package(
         // The portal source: the ScreenCast portal over libdbus-1 (the reference client, no main
         // loop forced on its user, on every desktop system) and its PipeWire stream over
         // libpipewire-0.3 (the only client library of PipeWire's protocol), behind plain functions.
+        // Headers only: CPortal loads both on first use (dlopen), so other shares never map them.
         .systemLibrary(name: "CDBus", path: "Sources/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CPipeWire", path: "Sources/CPipeWire", pkgConfig: "libpipewire-0.3",
                        providers: [.apt(["libpipewire-0.3-dev"])]),
-        .target(name: "CPortal", dependencies: ["CDBus", "CPipeWire"], cSettings: [.define("_GNU_SOURCE")]),
+        .target(name: "CPortal", dependencies: ["CDBus", "CPipeWire"], cSettings: [.define("_GNU_SOURCE")],
+                linkerSettings: [.linkedLibrary("dl")]),
     ]
 )

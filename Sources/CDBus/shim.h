@@ -1,2 +1,2 @@
-// libdbus-1, the reference D-Bus client library, for the ScreenCast portal's calls (CPortal).
+// libdbus-1's headers, for the ScreenCast portal's calls (CPortal); the library is loaded on first use, not linked.
 #include <dbus/dbus.h>

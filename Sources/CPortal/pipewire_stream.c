@@ -9,11 +9,13 @@
 // instead of queueing them.
 
 #include "CPortal.h"
+#include "library.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -57,7 +59,7 @@ static void fail(char *error, size_t len, const char *format, ...) {
 }
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static void init_pipewire(void) { pw_init(NULL, NULL); }
+static void init_pipewire(void) { rtcs_pipewire.pw_init(NULL, NULL); }
 
 // MARK: events
 
@@ -146,14 +148,14 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
     params[4] = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,
         SPA_PARAM_META_type, SPA_POD_Id(SPA_META_VideoTransform),
         SPA_PARAM_META_size, SPA_POD_Int(sizeof(struct spa_meta_videotransform)));
-    pw_stream_update_params(pw->stream, params, 5);
+    rtcs_pipewire.pw_stream_update_params(pw->stream, params, 5);
 }
 
 /// Buffers that carry no picture go straight back; the newest picture is held.
 static void on_process(void *data) {
     rtcs_pw *pw = data;
     struct pw_buffer *buffer;
-    while ((buffer = pw_stream_dequeue_buffer(pw->stream))) {
+    while ((buffer = rtcs_pipewire.pw_stream_dequeue_buffer(pw->stream))) {
         struct spa_buffer *sb = buffer->buffer;
         struct spa_meta_header *header = spa_buffer_find_meta_data(sb, SPA_META_Header, sizeof *header);
         int empty = sb->n_datas < 1 || !sb->datas[0].chunk || sb->datas[0].chunk->size == 0
@@ -161,11 +163,11 @@ static void on_process(void *data) {
             || (header && (header->flags & SPA_META_HEADER_FLAG_CORRUPTED));
         if (empty) {
             pw->skipped++;
-            pw_stream_queue_buffer(pw->stream, buffer);
+            rtcs_pipewire.pw_stream_queue_buffer(pw->stream, buffer);
             continue;
         }
         pw->seen++;
-        if (pw->held) pw_stream_queue_buffer(pw->stream, pw->held);
+        if (pw->held) rtcs_pipewire.pw_stream_queue_buffer(pw->stream, pw->held);
         pw->held = buffer;
     }
 }
@@ -181,6 +183,10 @@ static const struct pw_stream_events stream_events = {
 
 rtcs_pw *rtcs_pw_open(int fd, uint32_t node, int32_t width, int32_t height, uint32_t max_buffers,
                       char *error, size_t error_len) {
+    if (rtcs_portal_load(error, error_len) != 0) {
+        close(fd);
+        return NULL;
+    }
     pthread_once(&init_once, init_pipewire);
     rtcs_pw *pw = calloc(1, sizeof *pw);
     if (!pw) {
@@ -189,8 +195,8 @@ rtcs_pw *rtcs_pw_open(int fd, uint32_t node, int32_t width, int32_t height, uint
         return NULL;
     }
     pw->max_buffers = max_buffers < 1 ? 1 : (max_buffers > 16 ? 16 : max_buffers);
-    pw->loop = pw_loop_new(NULL);
-    pw->context = pw->loop ? pw_context_new(pw->loop, NULL, 0) : NULL;
+    pw->loop = rtcs_pipewire.pw_loop_new(NULL);
+    pw->context = pw->loop ? rtcs_pipewire.pw_context_new(pw->loop, NULL, 0) : NULL;
     if (!pw->context) {
         close(fd);
         fail(error, error_len, "portal: cannot set up PipeWire (%s)", strerror(errno));
@@ -198,22 +204,22 @@ rtcs_pw *rtcs_pw_open(int fd, uint32_t node, int32_t width, int32_t height, uint
         return NULL;
     }
     // The core takes the fd over, also when it fails.
-    pw->core = pw_context_connect_fd(pw->context, fd, NULL, 0);
+    pw->core = rtcs_pipewire.pw_context_connect_fd(pw->context, fd, NULL, 0);
     if (!pw->core) {
         fail(error, error_len, "portal: cannot connect to PipeWire over the portal's remote (%s)", strerror(errno));
         rtcs_pw_close(pw);
         return NULL;
     }
     pw_core_add_listener(pw->core, &pw->core_listener, &core_events, pw);
-    pw->stream = pw_stream_new(pw->core, "rtcshare",
-                               pw_properties_new(PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Capture",
+    pw->stream = rtcs_pipewire.pw_stream_new(pw->core, "rtcshare",
+                               rtcs_pipewire.pw_properties_new(PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Capture",
                                                  PW_KEY_MEDIA_ROLE, "Screen", NULL));
     if (!pw->stream) {
         fail(error, error_len, "portal: cannot make a PipeWire stream (%s)", strerror(errno));
         rtcs_pw_close(pw);
         return NULL;
     }
-    pw_stream_add_listener(pw->stream, &pw->stream_listener, &stream_events, pw);
+    rtcs_pipewire.pw_stream_add_listener(pw->stream, &pw->stream_listener, &stream_events, pw);
 
     uint8_t storage[1024];
     struct spa_pod_builder b = SPA_POD_BUILDER_INIT(storage, sizeof storage);
@@ -229,7 +235,7 @@ rtcs_pw *rtcs_pw_open(int fd, uint32_t node, int32_t width, int32_t height, uint
                                                         SPA_VIDEO_FORMAT_BGRA, SPA_VIDEO_FORMAT_RGBx, SPA_VIDEO_FORMAT_RGBA),
         SPA_FORMAT_VIDEO_size, SPA_POD_CHOICE_RANGE_Rectangle(&preferred, &least, &most),
         SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction(&rate, &slowest, &fastest));
-    int res = pw_stream_connect(pw->stream, PW_DIRECTION_INPUT, node,
+    int res = rtcs_pipewire.pw_stream_connect(pw->stream, PW_DIRECTION_INPUT, node,
                                 PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS, params, 1);
     if (res < 0) {
         fail(error, error_len, "portal: cannot connect to the screen's PipeWire node %u (%s)", node, spa_strerror(res));
@@ -340,18 +346,18 @@ int rtcs_pw_frame_take(rtcs_pw *pw, rtcs_pw_frame *frame) {
 
 void rtcs_pw_frame_release(rtcs_pw *pw) {
     if (!pw->held) return;
-    pw_stream_queue_buffer(pw->stream, pw->held);
+    rtcs_pipewire.pw_stream_queue_buffer(pw->stream, pw->held);
     pw->held = NULL;
 }
 
 void rtcs_pw_close(rtcs_pw *pw) {
     if (!pw) return;
     if (pw->stream) {
-        if (pw->held) pw_stream_queue_buffer(pw->stream, pw->held);
-        pw_stream_destroy(pw->stream);
+        if (pw->held) rtcs_pipewire.pw_stream_queue_buffer(pw->stream, pw->held);
+        rtcs_pipewire.pw_stream_destroy(pw->stream);
     }
-    if (pw->core) pw_core_disconnect(pw->core);
-    if (pw->context) pw_context_destroy(pw->context);
-    if (pw->loop) pw_loop_destroy(pw->loop);
+    if (pw->core) rtcs_pipewire.pw_core_disconnect(pw->core);
+    if (pw->context) rtcs_pipewire.pw_context_destroy(pw->context);
+    if (pw->loop) rtcs_pipewire.pw_loop_destroy(pw->loop);
     free(pw);
 }

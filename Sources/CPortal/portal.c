@@ -4,10 +4,12 @@
 // thread drives it and nothing runs behind its back.
 
 #include "CPortal.h"
+#include "library.h"
 
 #include <dbus/dbus.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,11 +45,11 @@ static long long now_ms(void) {
 
 static int add_entry(DBusMessageIter *dict, const char *key, int type, const char *signature, const void *value) {
     DBusMessageIter entry, variant;
-    if (!dbus_message_iter_open_container(dict, DBUS_TYPE_DICT_ENTRY, NULL, &entry)) return 0;
-    if (!dbus_message_iter_append_basic(&entry, DBUS_TYPE_STRING, &key)) return 0;
-    if (!dbus_message_iter_open_container(&entry, DBUS_TYPE_VARIANT, signature, &variant)) return 0;
-    if (!dbus_message_iter_append_basic(&variant, type, value)) return 0;
-    return dbus_message_iter_close_container(&entry, &variant) && dbus_message_iter_close_container(dict, &entry);
+    if (!rtcs_dbus.dbus_message_iter_open_container(dict, DBUS_TYPE_DICT_ENTRY, NULL, &entry)) return 0;
+    if (!rtcs_dbus.dbus_message_iter_append_basic(&entry, DBUS_TYPE_STRING, &key)) return 0;
+    if (!rtcs_dbus.dbus_message_iter_open_container(&entry, DBUS_TYPE_VARIANT, signature, &variant)) return 0;
+    if (!rtcs_dbus.dbus_message_iter_append_basic(&variant, type, value)) return 0;
+    return rtcs_dbus.dbus_message_iter_close_container(&entry, &variant) && rtcs_dbus.dbus_message_iter_close_container(dict, &entry);
 }
 
 static int add_string(DBusMessageIter *dict, const char *key, const char *value) {
@@ -62,31 +64,31 @@ static int add_uint(DBusMessageIter *dict, const char *key, uint32_t value) {
 
 /// Finds `key` in the a{sv} at `dict` and leaves `value` inside its variant; 0 when absent.
 static int find_entry(DBusMessageIter *dict, const char *key, DBusMessageIter *value) {
-    if (dbus_message_iter_get_arg_type(dict) != DBUS_TYPE_ARRAY) return 0;
+    if (rtcs_dbus.dbus_message_iter_get_arg_type(dict) != DBUS_TYPE_ARRAY) return 0;
     DBusMessageIter entries;
-    dbus_message_iter_recurse(dict, &entries);
-    while (dbus_message_iter_get_arg_type(&entries) == DBUS_TYPE_DICT_ENTRY) {
+    rtcs_dbus.dbus_message_iter_recurse(dict, &entries);
+    while (rtcs_dbus.dbus_message_iter_get_arg_type(&entries) == DBUS_TYPE_DICT_ENTRY) {
         DBusMessageIter entry;
-        dbus_message_iter_recurse(&entries, &entry);
-        if (dbus_message_iter_get_arg_type(&entry) == DBUS_TYPE_STRING) {
+        rtcs_dbus.dbus_message_iter_recurse(&entries, &entry);
+        if (rtcs_dbus.dbus_message_iter_get_arg_type(&entry) == DBUS_TYPE_STRING) {
             const char *name = NULL;
-            dbus_message_iter_get_basic(&entry, &name);
-            if (name && strcmp(name, key) == 0 && dbus_message_iter_next(&entry)
-                && dbus_message_iter_get_arg_type(&entry) == DBUS_TYPE_VARIANT) {
-                dbus_message_iter_recurse(&entry, value);
+            rtcs_dbus.dbus_message_iter_get_basic(&entry, &name);
+            if (name && strcmp(name, key) == 0 && rtcs_dbus.dbus_message_iter_next(&entry)
+                && rtcs_dbus.dbus_message_iter_get_arg_type(&entry) == DBUS_TYPE_VARIANT) {
+                rtcs_dbus.dbus_message_iter_recurse(&entry, value);
                 return 1;
             }
         }
-        dbus_message_iter_next(&entries);
+        rtcs_dbus.dbus_message_iter_next(&entries);
     }
     return 0;
 }
 
 static int find_string(DBusMessageIter *dict, const char *key, char *out, size_t len) {
     DBusMessageIter v;
-    if (!find_entry(dict, key, &v) || dbus_message_iter_get_arg_type(&v) != DBUS_TYPE_STRING) return 0;
+    if (!find_entry(dict, key, &v) || rtcs_dbus.dbus_message_iter_get_arg_type(&v) != DBUS_TYPE_STRING) return 0;
     const char *s = NULL;
-    dbus_message_iter_get_basic(&v, &s);
+    rtcs_dbus.dbus_message_iter_get_basic(&v, &s);
     if (!s || strlen(s) >= len) return 0;
     strcpy(out, s);
     return 1;
@@ -95,23 +97,23 @@ static int find_string(DBusMessageIter *dict, const char *key, char *out, size_t
 /// The first stream of Start's `streams` (a(ua{sv})): its node and its `size` (ii) when given.
 static int first_stream(DBusMessageIter *results, rtcs_portal_stream *stream) {
     DBusMessageIter v, streams, item, props, size;
-    if (!find_entry(results, "streams", &v) || dbus_message_iter_get_arg_type(&v) != DBUS_TYPE_ARRAY) return 0;
-    dbus_message_iter_recurse(&v, &streams);
-    if (dbus_message_iter_get_arg_type(&streams) != DBUS_TYPE_STRUCT) return 0;
-    dbus_message_iter_recurse(&streams, &item);
-    if (dbus_message_iter_get_arg_type(&item) != DBUS_TYPE_UINT32) return 0;
+    if (!find_entry(results, "streams", &v) || rtcs_dbus.dbus_message_iter_get_arg_type(&v) != DBUS_TYPE_ARRAY) return 0;
+    rtcs_dbus.dbus_message_iter_recurse(&v, &streams);
+    if (rtcs_dbus.dbus_message_iter_get_arg_type(&streams) != DBUS_TYPE_STRUCT) return 0;
+    rtcs_dbus.dbus_message_iter_recurse(&streams, &item);
+    if (rtcs_dbus.dbus_message_iter_get_arg_type(&item) != DBUS_TYPE_UINT32) return 0;
     dbus_uint32_t node = 0;
-    dbus_message_iter_get_basic(&item, &node);
+    rtcs_dbus.dbus_message_iter_get_basic(&item, &node);
     stream->node = node;
     stream->width = stream->height = 0;
-    if (dbus_message_iter_next(&item) && find_entry(&item, "size", &props)
-        && dbus_message_iter_get_arg_type(&props) == DBUS_TYPE_STRUCT) {
-        dbus_message_iter_recurse(&props, &size);
+    if (rtcs_dbus.dbus_message_iter_next(&item) && find_entry(&item, "size", &props)
+        && rtcs_dbus.dbus_message_iter_get_arg_type(&props) == DBUS_TYPE_STRUCT) {
+        rtcs_dbus.dbus_message_iter_recurse(&props, &size);
         dbus_int32_t w = 0, h = 0;
-        if (dbus_message_iter_get_arg_type(&size) == DBUS_TYPE_INT32) {
-            dbus_message_iter_get_basic(&size, &w);
-            if (dbus_message_iter_next(&size) && dbus_message_iter_get_arg_type(&size) == DBUS_TYPE_INT32) {
-                dbus_message_iter_get_basic(&size, &h);
+        if (rtcs_dbus.dbus_message_iter_get_arg_type(&size) == DBUS_TYPE_INT32) {
+            rtcs_dbus.dbus_message_iter_get_basic(&size, &w);
+            if (rtcs_dbus.dbus_message_iter_next(&size) && rtcs_dbus.dbus_message_iter_get_arg_type(&size) == DBUS_TYPE_INT32) {
+                rtcs_dbus.dbus_message_iter_get_basic(&size, &h);
                 if (w > 0 && h > 0 && w <= 16384 && h <= 16384) {
                     stream->width = w;
                     stream->height = h;
@@ -127,15 +129,15 @@ static int first_stream(DBusMessageIter *results, rtcs_portal_stream *stream) {
 /// Sends `call` (consumed) and returns its reply, or NULL with the D-Bus error in `error`.
 static DBusMessage *call_blocking(rtcs_portal *p, DBusMessage *call, const char *what, char *error, size_t len) {
     DBusError e;
-    dbus_error_init(&e);
-    DBusMessage *reply = dbus_connection_send_with_reply_and_block(p->bus, call, STEP_TIMEOUT_MS, &e);
-    dbus_message_unref(call);
+    rtcs_dbus.dbus_error_init(&e);
+    DBusMessage *reply = rtcs_dbus.dbus_connection_send_with_reply_and_block(p->bus, call, STEP_TIMEOUT_MS, &e);
+    rtcs_dbus.dbus_message_unref(call);
     if (!reply) {
         if (e.name && strcmp(e.name, DBUS_ERROR_SERVICE_UNKNOWN) == 0)
             fail(error, len, "portal: no desktop portal on the session bus (%s)", e.message ? e.message : e.name);
         else
             fail(error, len, "portal: %s failed: %s", what, e.message ? e.message : (e.name ? e.name : "no reply"));
-        dbus_error_free(&e);
+        rtcs_dbus.dbus_error_free(&e);
     }
     return reply;
 }
@@ -154,34 +156,34 @@ static DBusMessage *request(rtcs_portal *p, DBusMessage *call, const char *path,
     char rule[512];
     snprintf(rule, sizeof rule, "type='signal',interface='org.freedesktop.portal.Request',member='Response',path='%s'", path);
     // Subscribed before the call: the Response may follow its reply at once.
-    dbus_bus_add_match(p->bus, rule, NULL);
+    rtcs_dbus.dbus_bus_add_match(p->bus, rule, NULL);
     DBusMessage *reply = call_blocking(p, call, what, error, len);
     if (!reply) {
-        dbus_bus_remove_match(p->bus, rule, NULL);
+        rtcs_dbus.dbus_bus_remove_match(p->bus, rule, NULL);
         return NULL;
     }
     // Portals before 0.9 answer on a path of their own choosing: follow the one they give.
     char handle[256];
     const char *given = NULL;
     snprintf(handle, sizeof handle, "%s", path);
-    if (dbus_message_get_args(reply, NULL, DBUS_TYPE_OBJECT_PATH, &given, DBUS_TYPE_INVALID) && given
+    if (rtcs_dbus.dbus_message_get_args(reply, NULL, DBUS_TYPE_OBJECT_PATH, &given, DBUS_TYPE_INVALID) && given
         && strcmp(given, path) != 0 && strlen(given) < sizeof handle) {
         char other[512];
         snprintf(other, sizeof other, "type='signal',interface='org.freedesktop.portal.Request',member='Response',path='%s'", given);
-        dbus_bus_add_match(p->bus, other, NULL);
+        rtcs_dbus.dbus_bus_add_match(p->bus, other, NULL);
         snprintf(handle, sizeof handle, "%s", given);
     }
-    dbus_message_unref(reply);
+    rtcs_dbus.dbus_message_unref(reply);
     long long deadline = now_ms() + timeout_ms;
     DBusMessage *response = NULL;
     while (!response) {
         DBusMessage *m;
-        while (!response && (m = dbus_connection_pop_message(p->bus))) {
-            if (dbus_message_is_signal(m, "org.freedesktop.portal.Request", "Response")
-                && dbus_message_has_path(m, handle)) {
+        while (!response && (m = rtcs_dbus.dbus_connection_pop_message(p->bus))) {
+            if (rtcs_dbus.dbus_message_is_signal(m, "org.freedesktop.portal.Request", "Response")
+                && rtcs_dbus.dbus_message_has_path(m, handle)) {
                 response = m;
             } else {
-                dbus_message_unref(m);
+                rtcs_dbus.dbus_message_unref(m);
             }
         }
         if (response) break;
@@ -190,27 +192,27 @@ static DBusMessage *request(rtcs_portal *p, DBusMessage *call, const char *path,
             fail(error, len, "portal: %s got no answer within %d s", what, timeout_ms / 1000);
             break;
         }
-        if (!dbus_connection_read_write(p->bus, (int)left)) {
+        if (!rtcs_dbus.dbus_connection_read_write(p->bus, (int)left)) {
             fail(error, len, "portal: the session bus went away during %s", what);
             break;
         }
     }
-    dbus_bus_remove_match(p->bus, rule, NULL);
+    rtcs_dbus.dbus_bus_remove_match(p->bus, rule, NULL);
     if (!response) return NULL;
     DBusMessageIter it;
     dbus_uint32_t c = 2;
-    if (!dbus_message_iter_init(response, &it) || dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_UINT32) {
+    if (!rtcs_dbus.dbus_message_iter_init(response, &it) || rtcs_dbus.dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_UINT32) {
         fail(error, len, "portal: %s answered with a malformed Response", what);
-        dbus_message_unref(response);
+        rtcs_dbus.dbus_message_unref(response);
         return NULL;
     }
-    dbus_message_iter_get_basic(&it, &c);
-    dbus_message_iter_next(&it);
+    rtcs_dbus.dbus_message_iter_get_basic(&it, &c);
+    rtcs_dbus.dbus_message_iter_next(&it);
     *code = c;
     *results = it;
     if (c != 0) {
         fail(error, len, "portal: %s was %s", what, c == 1 ? "cancelled (the dialog was dismissed)" : "refused");
-        dbus_message_unref(response);
+        rtcs_dbus.dbus_message_unref(response);
         return NULL;
     }
     return response;
@@ -219,56 +221,54 @@ static DBusMessage *request(rtcs_portal *p, DBusMessage *call, const char *path,
 /// A ScreenCast method call with the session (when `session`) and an options dict to fill.
 static DBusMessage *screencast_call(const char *method, const char *session, DBusMessageIter *options,
                                     DBusMessageIter *args) {
-    DBusMessage *m = dbus_message_new_method_call(PORTAL_BUS, PORTAL_PATH, SCREENCAST, method);
+    DBusMessage *m = rtcs_dbus.dbus_message_new_method_call(PORTAL_BUS, PORTAL_PATH, SCREENCAST, method);
     if (!m) return NULL;
-    dbus_message_iter_init_append(m, args);
-    if (session) dbus_message_iter_append_basic(args, DBUS_TYPE_OBJECT_PATH, &session);
-    dbus_message_iter_open_container(args, DBUS_TYPE_ARRAY, "{sv}", options);
+    rtcs_dbus.dbus_message_iter_init_append(m, args);
+    if (session) rtcs_dbus.dbus_message_iter_append_basic(args, DBUS_TYPE_OBJECT_PATH, &session);
+    rtcs_dbus.dbus_message_iter_open_container(args, DBUS_TYPE_ARRAY, "{sv}", options);
     return m;
 }
 
 /// A uint32 property of the ScreenCast interface; `fallback` when it cannot be read.
 static uint32_t screencast_property(rtcs_portal *p, const char *name, uint32_t fallback) {
-    DBusMessage *m = dbus_message_new_method_call(PORTAL_BUS, PORTAL_PATH, "org.freedesktop.DBus.Properties", "Get");
+    DBusMessage *m = rtcs_dbus.dbus_message_new_method_call(PORTAL_BUS, PORTAL_PATH, "org.freedesktop.DBus.Properties", "Get");
     if (!m) return fallback;
     const char *iface = SCREENCAST;
-    dbus_message_append_args(m, DBUS_TYPE_STRING, &iface, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID);
-    DBusMessage *reply = dbus_connection_send_with_reply_and_block(p->bus, m, STEP_TIMEOUT_MS, NULL);
-    dbus_message_unref(m);
+    rtcs_dbus.dbus_message_append_args(m, DBUS_TYPE_STRING, &iface, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID);
+    DBusMessage *reply = rtcs_dbus.dbus_connection_send_with_reply_and_block(p->bus, m, STEP_TIMEOUT_MS, NULL);
+    rtcs_dbus.dbus_message_unref(m);
     if (!reply) return fallback;
     uint32_t value = fallback;
     DBusMessageIter it, v;
-    if (dbus_message_iter_init(reply, &it) && dbus_message_iter_get_arg_type(&it) == DBUS_TYPE_VARIANT) {
-        dbus_message_iter_recurse(&it, &v);
-        if (dbus_message_iter_get_arg_type(&v) == DBUS_TYPE_UINT32) dbus_message_iter_get_basic(&v, &value);
+    if (rtcs_dbus.dbus_message_iter_init(reply, &it) && rtcs_dbus.dbus_message_iter_get_arg_type(&it) == DBUS_TYPE_VARIANT) {
+        rtcs_dbus.dbus_message_iter_recurse(&it, &v);
+        if (rtcs_dbus.dbus_message_iter_get_arg_type(&v) == DBUS_TYPE_UINT32) rtcs_dbus.dbus_message_iter_get_basic(&v, &value);
     }
-    dbus_message_unref(reply);
+    rtcs_dbus.dbus_message_unref(reply);
     return value;
 }
 
 static rtcs_portal *connect_bus(char *error, size_t len) {
     DBusError e;
-    dbus_error_init(&e);
+    rtcs_dbus.dbus_error_init(&e);
     // A private connection: closing it is this module's business, and a bus that goes away
     // must not end the process (libdbus's default for shared connections).
-    DBusConnection *bus = dbus_bus_get_private(DBUS_BUS_SESSION, &e);
+    DBusConnection *bus = rtcs_dbus.dbus_bus_get_private(DBUS_BUS_SESSION, &e);
     if (!bus) {
         fail(error, len, "portal: cannot connect to the session bus: %s", e.message ? e.message : "unknown error");
-        dbus_error_free(&e);
+        rtcs_dbus.dbus_error_free(&e);
         return NULL;
     }
-    dbus_connection_set_exit_on_disconnect(bus, FALSE);
-    static rtcs_portal zero;
-    rtcs_portal *p = dbus_malloc(sizeof *p);
+    rtcs_dbus.dbus_connection_set_exit_on_disconnect(bus, FALSE);
+    rtcs_portal *p = calloc(1, sizeof *p);
     if (!p) {
-        dbus_connection_close(bus);
-        dbus_connection_unref(bus);
+        rtcs_dbus.dbus_connection_close(bus);
+        rtcs_dbus.dbus_connection_unref(bus);
         fail(error, len, "portal: out of memory");
         return NULL;
     }
-    *p = zero;
     p->bus = bus;
-    const char *unique = dbus_bus_get_unique_name(bus);
+    const char *unique = rtcs_dbus.dbus_bus_get_unique_name(bus);
     size_t n = 0;
     for (const char *c = unique && unique[0] == ':' ? unique + 1 : (unique ? unique : ""); *c && n + 1 < sizeof p->sender; c++)
         p->sender[n++] = *c == '.' ? '_' : *c;
@@ -283,8 +283,8 @@ static int create_session(rtcs_portal *p, char *error, size_t len) {
     DBusMessageIter args, options, results;
     DBusMessage *m = screencast_call("CreateSession", NULL, &options, &args);
     if (!m || !add_string(&options, "handle_token", token) || !add_string(&options, "session_handle_token", session_token)
-        || !dbus_message_iter_close_container(&args, &options)) {
-        if (m) dbus_message_unref(m);
+        || !rtcs_dbus.dbus_message_iter_close_container(&args, &options)) {
+        if (m) rtcs_dbus.dbus_message_unref(m);
         fail(error, len, "portal: out of memory");
         return 0;
     }
@@ -292,7 +292,7 @@ static int create_session(rtcs_portal *p, char *error, size_t len) {
     DBusMessage *r = request(p, m, path, "CreateSession", STEP_TIMEOUT_MS, &code, &results, error, len);
     if (!r) return 0;
     int ok = find_string(&results, "session_handle", p->session, sizeof p->session);
-    dbus_message_unref(r);
+    rtcs_dbus.dbus_message_unref(r);
     if (!ok) fail(error, len, "portal: CreateSession gave no session handle");
     return ok;
 }
@@ -321,15 +321,15 @@ static int select_sources(rtcs_portal *p, const char *restore_token, int cursor,
         ok = add_uint(&options, "persist_mode", 2);
         if (ok && restore_token && restore_token[0]) ok = add_string(&options, "restore_token", restore_token);
     }
-    if (!ok || !dbus_message_iter_close_container(&args, &options)) {
-        if (m) dbus_message_unref(m);
+    if (!ok || !rtcs_dbus.dbus_message_iter_close_container(&args, &options)) {
+        if (m) rtcs_dbus.dbus_message_unref(m);
         fail(error, len, "portal: out of memory");
         return 0;
     }
     uint32_t code;
     DBusMessage *r = request(p, m, path, "SelectSources", STEP_TIMEOUT_MS, &code, &results, error, len);
     if (!r) return 0;
-    dbus_message_unref(r);
+    rtcs_dbus.dbus_message_unref(r);
     return 1;
 }
 
@@ -339,19 +339,19 @@ static int start(rtcs_portal *p, int timeout_ms, rtcs_portal_stream *stream, cha
     DBusMessageIter args, options, results;
     // Start's parent window (none: "") comes between the session and the options.
     const char *parent = "";
-    DBusMessage *m = dbus_message_new_method_call(PORTAL_BUS, PORTAL_PATH, SCREENCAST, "Start");
+    DBusMessage *m = rtcs_dbus.dbus_message_new_method_call(PORTAL_BUS, PORTAL_PATH, SCREENCAST, "Start");
     if (!m) {
         fail(error, len, "portal: out of memory");
         return 0;
     }
     const char *session = p->session;
-    dbus_message_iter_init_append(m, &args);
-    int ok = dbus_message_iter_append_basic(&args, DBUS_TYPE_OBJECT_PATH, &session)
-        && dbus_message_iter_append_basic(&args, DBUS_TYPE_STRING, &parent)
-        && dbus_message_iter_open_container(&args, DBUS_TYPE_ARRAY, "{sv}", &options)
-        && add_string(&options, "handle_token", token) && dbus_message_iter_close_container(&args, &options);
+    rtcs_dbus.dbus_message_iter_init_append(m, &args);
+    int ok = rtcs_dbus.dbus_message_iter_append_basic(&args, DBUS_TYPE_OBJECT_PATH, &session)
+        && rtcs_dbus.dbus_message_iter_append_basic(&args, DBUS_TYPE_STRING, &parent)
+        && rtcs_dbus.dbus_message_iter_open_container(&args, DBUS_TYPE_ARRAY, "{sv}", &options)
+        && add_string(&options, "handle_token", token) && rtcs_dbus.dbus_message_iter_close_container(&args, &options);
     if (!ok) {
-        dbus_message_unref(m);
+        rtcs_dbus.dbus_message_unref(m);
         fail(error, len, "portal: out of memory");
         return 0;
     }
@@ -361,7 +361,7 @@ static int start(rtcs_portal *p, int timeout_ms, rtcs_portal_stream *stream, cha
     ok = first_stream(&results, stream);
     stream->restore_token[0] = 0;
     find_string(&results, "restore_token", stream->restore_token, sizeof stream->restore_token);
-    dbus_message_unref(r);
+    rtcs_dbus.dbus_message_unref(r);
     if (!ok) fail(error, len, "portal: Start gave no stream");
     return ok;
 }
@@ -369,20 +369,20 @@ static int start(rtcs_portal *p, int timeout_ms, rtcs_portal_stream *stream, cha
 static int open_remote(rtcs_portal *p, int *fd, char *error, size_t len) {
     DBusMessageIter args, options;
     DBusMessage *m = screencast_call("OpenPipeWireRemote", p->session, &options, &args);
-    if (!m || !dbus_message_iter_close_container(&args, &options)) {
-        if (m) dbus_message_unref(m);
+    if (!m || !rtcs_dbus.dbus_message_iter_close_container(&args, &options)) {
+        if (m) rtcs_dbus.dbus_message_unref(m);
         fail(error, len, "portal: out of memory");
         return 0;
     }
     DBusMessage *reply = call_blocking(p, m, "OpenPipeWireRemote", error, len);
     if (!reply) return 0;
     int got = -1;
-    if (!dbus_message_get_args(reply, NULL, DBUS_TYPE_UNIX_FD, &got, DBUS_TYPE_INVALID) || got < 0) {
-        dbus_message_unref(reply);
+    if (!rtcs_dbus.dbus_message_get_args(reply, NULL, DBUS_TYPE_UNIX_FD, &got, DBUS_TYPE_INVALID) || got < 0) {
+        rtcs_dbus.dbus_message_unref(reply);
         fail(error, len, "portal: OpenPipeWireRemote gave no file descriptor");
         return 0;
     }
-    dbus_message_unref(reply);
+    rtcs_dbus.dbus_message_unref(reply);
     *fd = got;
     return 1;
 }
@@ -393,6 +393,7 @@ rtcs_portal *rtcs_portal_open(const char *restore_token, int cursor, int start_t
         fail(error, error_len, "portal: no place for the stream");
         return NULL;
     }
+    if (rtcs_portal_load(error, error_len) != 0) return NULL;
     rtcs_portal *p = connect_bus(error, error_len);
     if (!p) return NULL;
     if (!create_session(p, error, error_len) || !select_sources(p, restore_token, cursor, error, error_len)
@@ -404,46 +405,46 @@ rtcs_portal *rtcs_portal_open(const char *restore_token, int cursor, int start_t
     // From now on the session's end is watched: its Closed signal, or the portal leaving the bus.
     char rule[512];
     snprintf(rule, sizeof rule, "type='signal',interface='org.freedesktop.portal.Session',member='Closed',path='%s'", p->session);
-    dbus_bus_add_match(p->bus, rule, NULL);
-    dbus_bus_add_match(p->bus, "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+    rtcs_dbus.dbus_bus_add_match(p->bus, rule, NULL);
+    rtcs_dbus.dbus_bus_add_match(p->bus, "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
                        "member='NameOwnerChanged',arg0='" PORTAL_BUS "'", NULL);
     return p;
 }
 
 int rtcs_portal_alive(rtcs_portal *p) {
     if (!p || p->closed) return 0;
-    if (!dbus_connection_read_write(p->bus, 0) || !dbus_connection_get_is_connected(p->bus)) {
+    if (!rtcs_dbus.dbus_connection_read_write(p->bus, 0) || !rtcs_dbus.dbus_connection_get_is_connected(p->bus)) {
         p->closed = 1;
         return 0;
     }
     DBusMessage *m;
-    while ((m = dbus_connection_pop_message(p->bus))) {
-        if (dbus_message_is_signal(m, "org.freedesktop.portal.Session", "Closed")) {
+    while ((m = rtcs_dbus.dbus_connection_pop_message(p->bus))) {
+        if (rtcs_dbus.dbus_message_is_signal(m, "org.freedesktop.portal.Session", "Closed")) {
             p->closed = 1;
-        } else if (dbus_message_is_signal(m, "org.freedesktop.DBus", "NameOwnerChanged")) {
+        } else if (rtcs_dbus.dbus_message_is_signal(m, "org.freedesktop.DBus", "NameOwnerChanged")) {
             const char *name = NULL, *old_owner = NULL, *new_owner = NULL;
-            if (dbus_message_get_args(m, NULL, DBUS_TYPE_STRING, &name, DBUS_TYPE_STRING, &old_owner,
+            if (rtcs_dbus.dbus_message_get_args(m, NULL, DBUS_TYPE_STRING, &name, DBUS_TYPE_STRING, &old_owner,
                                       DBUS_TYPE_STRING, &new_owner, DBUS_TYPE_INVALID)
                 && name && strcmp(name, PORTAL_BUS) == 0 && new_owner && new_owner[0] == 0)
                 p->closed = 1;
         }
-        dbus_message_unref(m);
+        rtcs_dbus.dbus_message_unref(m);
     }
     return !p->closed;
 }
 
 void rtcs_portal_close(rtcs_portal *p) {
     if (!p) return;
-    if (!p->closed && p->session[0] && dbus_connection_get_is_connected(p->bus)) {
-        DBusMessage *m = dbus_message_new_method_call(PORTAL_BUS, p->session, "org.freedesktop.portal.Session", "Close");
+    if (!p->closed && p->session[0] && rtcs_dbus.dbus_connection_get_is_connected(p->bus)) {
+        DBusMessage *m = rtcs_dbus.dbus_message_new_method_call(PORTAL_BUS, p->session, "org.freedesktop.portal.Session", "Close");
         if (m) {
-            dbus_message_set_no_reply(m, TRUE);
-            dbus_connection_send(p->bus, m, NULL);
-            dbus_connection_flush(p->bus);
-            dbus_message_unref(m);
+            rtcs_dbus.dbus_message_set_no_reply(m, TRUE);
+            rtcs_dbus.dbus_connection_send(p->bus, m, NULL);
+            rtcs_dbus.dbus_connection_flush(p->bus);
+            rtcs_dbus.dbus_message_unref(m);
         }
     }
-    dbus_connection_close(p->bus);
-    dbus_connection_unref(p->bus);
-    dbus_free(p);
+    rtcs_dbus.dbus_connection_close(p->bus);
+    rtcs_dbus.dbus_connection_unref(p->bus);
+    free(p);
 }
