@@ -29,10 +29,10 @@ static int load(const char *soname, const char *package, const char *const *name
     return 0;
 }
 
-#define RTCS_NAME(name) #name,
-static const char *const dbus_names[] = { RTCS_DBUS_CALLS(RTCS_NAME) };
-static const char *const pw_names[] = { RTCS_PW_CALLS(RTCS_NAME) };
-#undef RTCS_NAME
+#define RTCS_SYMBOL(result, name, arguments) #name,
+static const char *const dbus_names[] = { RTCS_DBUS_CALLS(RTCS_SYMBOL) };
+static const char *const pw_names[] = { RTCS_PW_CALLS(RTCS_SYMBOL) };
+#undef RTCS_SYMBOL
 
 int rtcs_portal_load(char *error, size_t error_len) {
     pthread_mutex_lock(&lock);

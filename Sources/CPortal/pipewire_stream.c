@@ -19,7 +19,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <pipewire/pipewire.h>
 #include <spa/buffer/meta.h>
 #include <spa/utils/result.h>
 #include <spa/param/video/format-utils.h>
@@ -29,7 +28,6 @@ struct rtcs_pw {
     struct pw_loop *loop;
     struct pw_context *context;
     struct pw_core *core;
-    struct spa_hook core_listener;
     struct pw_stream *stream;
     struct spa_hook stream_listener;
     rtcs_pw_state state;
@@ -63,22 +61,10 @@ static void init_pipewire(void) { rtcs_pipewire.pw_init(NULL, NULL); }
 
 // MARK: events
 
-static void on_core_error(void *data, uint32_t id, int seq, int res, const char *message) {
-    (void)seq;
-    rtcs_pw *pw = data;
-    // Errors on other objects (a node's) are reported by the stream's state; the core's end it all.
-    if (id == PW_ID_CORE)
-        set_error(pw, "portal: PipeWire %s (%s)", res == -EPIPE ? "went away" : "failed", message ? message : spa_strerror(res));
-}
-
-static const struct pw_core_events core_events = {
-    PW_VERSION_CORE_EVENTS,
-    .error = on_core_error,
-};
-
 static void on_state(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *message) {
     (void)old;
     rtcs_pw *pw = data;
+    // PipeWire going away reaches the stream too (its core's error), as an error or unconnected.
     if (state == PW_STREAM_STATE_ERROR)
         set_error(pw, "portal: the PipeWire stream failed (%s)", message ? message : "no reason given");
     else if (state == PW_STREAM_STATE_UNCONNECTED)
@@ -210,7 +196,6 @@ rtcs_pw *rtcs_pw_open(int fd, uint32_t node, int32_t width, int32_t height, uint
         rtcs_pw_close(pw);
         return NULL;
     }
-    pw_core_add_listener(pw->core, &pw->core_listener, &core_events, pw);
     pw->stream = rtcs_pipewire.pw_stream_new(pw->core, "rtcshare",
                                rtcs_pipewire.pw_properties_new(PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Capture",
                                                  PW_KEY_MEDIA_ROLE, "Screen", NULL));
@@ -235,7 +220,7 @@ rtcs_pw *rtcs_pw_open(int fd, uint32_t node, int32_t width, int32_t height, uint
                                                         SPA_VIDEO_FORMAT_BGRA, SPA_VIDEO_FORMAT_RGBx, SPA_VIDEO_FORMAT_RGBA),
         SPA_FORMAT_VIDEO_size, SPA_POD_CHOICE_RANGE_Rectangle(&preferred, &least, &most),
         SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction(&rate, &slowest, &fastest));
-    int res = rtcs_pipewire.pw_stream_connect(pw->stream, PW_DIRECTION_INPUT, node,
+    int res = rtcs_pipewire.pw_stream_connect(pw->stream, SPA_DIRECTION_INPUT, node,
                                 PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS, params, 1);
     if (res < 0) {
         fail(error, error_len, "portal: cannot connect to the screen's PipeWire node %u (%s)", node, spa_strerror(res));

@@ -6,7 +6,6 @@
 #include "CPortal.h"
 #include "library.h"
 
-#include <dbus/dbus.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,14 +101,14 @@ static int first_stream(DBusMessageIter *results, rtcs_portal_stream *stream) {
     if (rtcs_dbus.dbus_message_iter_get_arg_type(&streams) != DBUS_TYPE_STRUCT) return 0;
     rtcs_dbus.dbus_message_iter_recurse(&streams, &item);
     if (rtcs_dbus.dbus_message_iter_get_arg_type(&item) != DBUS_TYPE_UINT32) return 0;
-    dbus_uint32_t node = 0;
+    uint32_t node = 0;
     rtcs_dbus.dbus_message_iter_get_basic(&item, &node);
     stream->node = node;
     stream->width = stream->height = 0;
     if (rtcs_dbus.dbus_message_iter_next(&item) && find_entry(&item, "size", &props)
         && rtcs_dbus.dbus_message_iter_get_arg_type(&props) == DBUS_TYPE_STRUCT) {
         rtcs_dbus.dbus_message_iter_recurse(&props, &size);
-        dbus_int32_t w = 0, h = 0;
+        int32_t w = 0, h = 0;
         if (rtcs_dbus.dbus_message_iter_get_arg_type(&size) == DBUS_TYPE_INT32) {
             rtcs_dbus.dbus_message_iter_get_basic(&size, &w);
             if (rtcs_dbus.dbus_message_iter_next(&size) && rtcs_dbus.dbus_message_iter_get_arg_type(&size) == DBUS_TYPE_INT32) {
@@ -200,7 +199,7 @@ static DBusMessage *request(rtcs_portal *p, DBusMessage *call, const char *path,
     rtcs_dbus.dbus_bus_remove_match(p->bus, rule, NULL);
     if (!response) return NULL;
     DBusMessageIter it;
-    dbus_uint32_t c = 2;
+    uint32_t c = 2;
     if (!rtcs_dbus.dbus_message_iter_init(response, &it) || rtcs_dbus.dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_UINT32) {
         fail(error, len, "portal: %s answered with a malformed Response", what);
         rtcs_dbus.dbus_message_unref(response);

@@ -159,6 +159,26 @@ import Testing
                 && bare.stderr.filter { $0 == "\n" }.count == 1, "\(bare.stderr)")
     }
 
+    /// CPortal declares the few types and calls of libdbus-1 and libpipewire-0.3 it uses itself
+    /// (so it need not link them): compiled beside the real headers, every layout, value and
+    /// call type agrees (the check fails to compile, or exits non-zero, on any difference).
+    @Test func theDeclaredLibrariesMatchTheirHeaders() throws {
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let root = tests.deletingLastPathComponent()
+        let flags = try Tools.run("/usr/bin/pkg-config", ["--cflags", "--libs", "dbus-1", "libpipewire-0.3"])
+        try #require(flags.status == 0, "\(flags.stderr)")
+        let words = String(decoding: flags.stdout, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
+        let binary = dir.appendingPathComponent("abi-check").path
+        let cc = try Tools.run("/usr/bin/cc", ["-Werror", "-Wall", "-std=gnu11", "-I", root.appendingPathComponent("Sources/CPortal").path,
+                                               tests.appendingPathComponent("PortalTestShim/abi-check.c").path, "-o", binary] + words)
+        #expect(cc.status == 0, "\(cc.stderr)")
+        let run = try Tools.run(binary, [])
+        #expect(run.status == 0 && String(decoding: run.stdout, as: UTF8.self) == "31 D-Bus calls, 15 PipeWire calls, 0 differences\n",
+                "\(String(decoding: run.stdout, as: UTF8.self)) \(run.stderr)")
+    }
+
     /// The plan counts the buffers PipeWire maps: two of 1920x1080 at 4 bytes a pixel.
     @Test func thePlanCountsTheMappedBuffers() throws {
         let desktop = try PortalDesktop()
