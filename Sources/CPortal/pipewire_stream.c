@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <spa/buffer/meta.h>
@@ -331,6 +332,19 @@ int rtcs_pw_frame_take(rtcs_pw *pw, rtcs_pw_frame *frame) {
 
 void rtcs_pw_frame_release(rtcs_pw *pw) {
     if (!pw->held) return;
+    // The producer's buffers (two of the whole screen, 15.8 MiB at 1920x1080) would all stay
+    // resident in this process once read; given back, a buffer's pages leave this process's
+    // mapping (they stay in the producer's memory), so while the share runs only the one being
+    // converted counts (measured: 46 -> 38 MiB resident, which keeps a 1080p screen shared at
+    // 720p under the default soft limit of 45 MiB). The plan still counts both, the most that
+    // can be resident at once.
+    struct spa_data *d = &pw->held->buffer->datas[0];
+    if (d->type == SPA_DATA_MemFd && d->data && d->maxsize > 0) {
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        uintptr_t start = ((uintptr_t)d->data + page - 1) & ~(page - 1);
+        uintptr_t end = ((uintptr_t)d->data + d->maxsize) & ~(page - 1);
+        if (end > start) madvise((void *)start, end - start, MADV_DONTNEED);
+    }
     rtcs_pipewire.pw_stream_queue_buffer(pw->stream, pw->held);
     pw->held = NULL;
 }

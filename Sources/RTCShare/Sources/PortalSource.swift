@@ -18,7 +18,8 @@ import RTCShareMedia
 /// `.unchanged` while the stream and the session stand, so a still screen costs no conversion.
 ///
 /// The buffers PipeWire maps (at most `PortalSession.maxBuffers`, the screen's size at 4 bytes
-/// a pixel) are counted in the plan as shared memory. A size change is followed as the other
+/// a pixel) are counted in the plan as shared memory; each leaves this process's resident set
+/// when it is given back (CPortal), so while the share runs about one is resident. A size change is followed as the other
 /// screens follow theirs; crop and transform metadata are applied. The portal or PipeWire going
 /// away leaves captures reporting `.nothingYet`: the stall watchdog restarts the source with
 /// back-off, and `restart()` opens a session again with the kept token.
