@@ -139,6 +139,72 @@ import Testing
         #expect(desktop.chooserRuns == 1, "the restart asked the chooser again (\(desktop.chooserRuns) runs)")
     }
 
+    /// The output changes to 1024x768 mid-share: PipeWire agrees on the new size, and the share
+    /// goes on at 1280x720 with the new picture fitted in (960x720, bars of 160 beside it). The
+    /// client animates (a picture the backend's damage-driven copies bring at once after the new
+    /// size), then holds; only its upper boxes are compared (its moving box passes the lower one).
+    @Test func aScreenThatChangesSizeIsFollowed() throws {
+        let desktop = try PortalDesktop()
+        defer { desktop.stop() }
+        let client = try desktop.sway.startClient(in: desktop.dir, shareWidth: 1280)
+        defer { client.kill() }
+        kill(client.process.processIdentifier, SIGUSR1)
+        let ivf = desktop.work.appendingPathComponent("s.ivf").path
+        let share = try desktop.asUser(Tools.rtcshare, ["--source", "portal", "--portal-token-file",
+                                                        desktop.work.appendingPathComponent("token").path,
+                                                        "--size", "1280x720", "--output", ivf, "--duration", "6"], name: "share")
+        Thread.sleep(forTimeInterval: 2)
+        try desktop.sway.message(["output", "HEADLESS-1", "resolution", "1024x768"])
+        #expect(client.waitForOutput(containing: "ready 1024x768", onStandardOutput: true, timeout: 10),
+                "the client did not redraw at 1024x768: \(String(decoding: client.stdout, as: UTF8.self))")
+        Thread.sleep(forTimeInterval: 1.5)
+        kill(client.process.processIdentifier, SIGUSR2)
+        #expect(share.wait(timeout: 40) == 0, "rtcshare: \(share.stderr)")
+        let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
+        try #require(frames.count >= 10, "\(frames.count) frames")
+        let times = try Tools.ivfFrameTimes(ivf)
+        let before = try #require(frames.indices.last { times[$0] - times[0] < 1.5 }, "no frame in the first 1.5 s")
+        Self.checkUpperBoxes(frames[before], x: 0, w: 1280, "frame before the change")
+        for (n, frame) in frames.suffix(3).enumerated() {
+            #expect(abs(WaylandCaptureTests.meanLuma(frame, width: 1280, 0, 0, 160, 720, margin: 4) - 16) <= 4, "frame \(n): left bar")
+            #expect(abs(WaylandCaptureTests.meanLuma(frame, width: 1280, 1120, 0, 160, 720, margin: 4) - 16) <= 4, "frame \(n): right bar")
+            Self.checkUpperBoxes(frame, x: 160, w: 960, "frame \(n) after the change")
+        }
+    }
+
+    /// The client's white box and the background beside it, in a `w` x 720 picture placed at `x`.
+    static func checkUpperBoxes(_ frame: Data, x: Int, w: Int, _ what: String) {
+        let white = WaylandCaptureTests.meanLuma(frame, width: 1280, x + w / 10, 720 / 5, w * 3 / 10, 720 * 3 / 10)
+        let ground = WaylandCaptureTests.meanLuma(frame, width: 1280, x + w / 2, 720 / 6, w / 10, 720 / 4)
+        #expect(abs(white - WaylandCaptureTests.white) <= 10, "\(what): white box luma \(white)")
+        #expect(abs(ground - WaylandCaptureTests.background) <= 10, "\(what): background luma \(ground)")
+    }
+
+    /// `--cursor` (the portal's embedded cursor mode): the client puts the pointer at (600, 400)
+    /// as a 24x24 red square; the share shows it there. (Headless sway draws its pointer in
+    /// software, so only its presence is checked, as for the wayland source.)
+    @Test func thePointerAppearsWhereItIs() throws {
+        let desktop = try PortalDesktop(width: 1280, height: 720)
+        defer { desktop.stop() }
+        let here = URL(fileURLWithPath: Tools.rtcshare).deletingLastPathComponent()
+        let client = try desktop.sway.background(here.appendingPathComponent("wayland-test-client").path,
+                                                 ["--share-width", "1280", "--pointer", "600,400,1280,720"], in: desktop.dir, name: "client")
+        defer { client.kill() }
+        #expect(client.waitForOutput(containing: "ready", onStandardOutput: true, timeout: 20))
+        let ivf = desktop.work.appendingPathComponent("c.ivf").path
+        let share = try desktop.asUser(Tools.rtcshare, ["--source", "portal", "--cursor", "--portal-token-file",
+                                                        desktop.work.appendingPathComponent("token").path,
+                                                        "--size", "1280x720", "--output", ivf, "--duration", "2"], name: "share")
+        #expect(share.wait(timeout: 30) == 0, "rtcshare: \(share.stderr)")
+        let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
+        let last = try #require(frames.last)
+        let square = WaylandCaptureTests.meanLuma(last, width: 1280, 600, 400, 24, 24, margin: 4)
+        let beside = WaylandCaptureTests.meanLuma(last, width: 1280, 640, 400, 40, 24, margin: 4)
+        #expect(abs(square - WaylandCaptureTests.luma(0xff0000)) <= 6, "pointer square luma \(square)")
+        #expect(abs(beside - WaylandCaptureTests.background) <= 6, "beside the pointer: luma \(beside)")
+        #expect(desktop.backendLog.contains("option cursor_mode:2"), "the portal was not asked for the embedded pointer")
+    }
+
     /// No session bus, or one without a portal: one line naming what is missing, exit 1.
     @Test func noPortalIsOneClearLineAndAFailure() throws {
         let dir = try Tools.temporaryDirectory()
@@ -208,8 +274,8 @@ final class PortalDesktop: @unchecked Sendable {
     private var bus: String { sway.runtime + "/bus" }
 
     /// Starts it all; `portal: false` leaves the portal out (the bus, PipeWire and sway only).
-    init(portal: Bool = true) throws {
-        sway = try Sway(width: 1920, height: 1080)
+    init(portal: Bool = true, width: Int = 1920, height: Int = 1080) throws {
+        sway = try Sway(width: width, height: height)
         work = sway.dir.appendingPathComponent("work")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         chown(work.path, 65534, 65534)
@@ -288,8 +354,10 @@ final class PortalDesktop: @unchecked Sendable {
     /// Starts xdg-desktop-portal-wlr and xdg-desktop-portal, and waits until the ScreenCast
     /// interface answers on the bus.
     func startPortal() throws {
-        portals.append(try asUser("/usr/libexec/xdg-desktop-portal-wlr", ["-c", "\(dir.path)/xdpw.conf", "-l", "DEBUG"],
-                                  name: "xdpw", extra: ["LD_PRELOAD=\(shim)"]))
+        let backend = try asUser("/usr/libexec/xdg-desktop-portal-wlr", ["-c", "\(dir.path)/xdpw.conf", "-l", "DEBUG"],
+                                 name: "xdpw", extra: ["LD_PRELOAD=\(shim)"])
+        portals.append(backend)
+        logs.append(backend)
         Thread.sleep(forTimeInterval: 0.5)
         portals.append(try asUser("/usr/libexec/xdg-desktop-portal", ["-r"], name: "xdp"))
         let answers = waitUntil(timeout: 20, interval: 0.2) {
@@ -308,6 +376,10 @@ final class PortalDesktop: @unchecked Sendable {
         for p in portals { p.kill() }
         portals.removeAll()
     }
+
+    /// What xdg-desktop-portal-wlr logged (the options each session asked for).
+    var backendLog: String { logs.map(\.stderr).joined() }
+    private var logs: [BackgroundProcess] = []
 
     /// Runs of the portal's chooser so far.
     var chooserRuns: Int {

@@ -162,7 +162,8 @@ public final class PortalSource: ScreenFitting {
             guard s.portalAlive else { return lost() }
             let now = MonotonicClock.now()
             // A buffer that cannot be read (a DMA-BUF, a chunk outside its mapping) ends the share with its line.
-            let frame = now >= nextCapture ? try s.take() : nil
+            var frame: rtcs_pw_frame? = nil
+            if now >= nextCapture { frame = try s.take() }
             if let frame {
                 let interval = MediaDuration.frameInterval(framesPerSecond: framesPerSecond)
                 repeat { nextCapture += interval } while nextCapture <= now
