@@ -187,6 +187,32 @@ import Testing
         #expect(abs(Self.meanLuma(last, width: 1280, 0, 0, 430, 720, margin: 4) - 16) <= 4, "left bar")
     }
 
+    /// Outputs mirrored as well as turned (wl_output transforms 4-7: flipped, then turned): the
+    /// buffer is stored mirrored, the share sends the picture as the client drew it, its white
+    /// box on the left (a missed mirror would put it on the right).
+    @Test(arguments: [("flipped", false), ("flipped-90", true), ("flipped-180", false), ("flipped-270", true)])
+    func aMirroredOutputIsSentAsDrawn(transform: String, turned: Bool) throws {
+        let sway = try Sway(width: 1280, height: 720)
+        defer { sway.stop() }
+        try sway.message(["output", "HEADLESS-1", "transform", transform])
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let client = try sway.startClient(in: dir, shareWidth: 1280)
+        defer { client.kill() }
+        #expect(String(decoding: client.stdout, as: UTF8.self).contains(turned ? "ready 720x1280" : "ready 1280x720"))
+        let ivf = dir.appendingPathComponent("f.ivf").path
+        let share = try sway.background(Tools.rtcshare, ["--source", "wayland", "--size", "1280x720",
+                                                         "--output", ivf, "--duration", "1"], in: dir, name: "share")
+        #expect(share.wait(timeout: 30) == 0, "rtcshare: \(share.stderr)")
+        let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
+        let last = try #require(frames.last)
+        if turned {
+            Self.checkBoxes(last, width: 1280, x: 438, w: 404, h: 720, "\(transform)")
+        } else {
+            Self.checkBoxes(last, width: 1280, w: 1280, h: 720, "\(transform)")
+        }
+    }
+
     /// sway killed mid-share: captures stall, the watchdog restarts the source with back-off,
     /// and once a compositor is back on the same socket the share shows its picture again.
     @Test func aCompositorThatGoesAwayIsRestartedAfter() throws {

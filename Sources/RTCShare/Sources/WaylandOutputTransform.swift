@@ -9,9 +9,11 @@ import RTCShareCore
 enum WaylandOutputTransform {
     /// The correction of wl_output transform 0...7 (normal, 90, 180, 270, flipped, flipped-90,
     /// flipped-180, flipped-270): a buffer of an output at 90 needs a clockwise quarter turn
-    /// (checked against sway); the flipped ones are mirrored first, then turned likewise.
+    /// (checked against sway); a flipped one is mirrored left-right, then turned as its unflipped
+    /// twin, which for flipped-90 is a transpose and for flipped-270 a transverse (each checked
+    /// against sway, WaylandCaptureTests).
     static func orientation(transform: Int, yInverted: Bool) -> Orientation {
-        let table: [Orientation] = [.up, .right, .down, .left, .upMirrored, .rightMirrored, .downMirrored, .leftMirrored]
+        let table: [Orientation] = [.up, .right, .down, .left, .upMirrored, .leftMirrored, .downMirrored, .rightMirrored]
         let output = table[(0...7).contains(transform) ? transform : 0]
         guard yInverted else { return output }
         let m = multiply(matrix(output), matrix(.downMirrored))
