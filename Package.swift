@@ -123,7 +123,7 @@ let package = Package(
         // A share: sources, the pipeline run loop, memory planning, lifecycle events. Re-exports
         // the layers its API names (API/Exports.swift): `import RTCShare` is all an embedder needs.
         .target(name: "RTCShare", dependencies: ["RTCShareCore", "RTCShareMedia", "RTCShareIO", "RTCShareRTP", "RTCShareICE",
-                                                 "RTCShareDTLS", "RTCShareTransport", "RTCShareWHIP", "CXCB", "CWayland"]),
+                                                 "RTCShareDTLS", "RTCShareTransport", "RTCShareWHIP", "CXCB", "CWayland", "CPortal"]),
 
         // The checking receiver (`rtcshare receive`): rtcshare's RTP/SRTP in (the wire RTCShare
         // defines), decoded, checked against the frame markers, written to Y4M/WAV, reported.
@@ -177,5 +177,16 @@ let package = Package(
         .executableTarget(name: "wayland-test-client", path: "Tests/WaylandTestClient",
                           exclude: ["wlr-virtual-pointer-unstable-v1.xml"],
                           cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("wayland-client")]),
+
+        // The portal source: the ScreenCast portal over libdbus-1 (the reference client, no main
+        // loop forced on its user, on every desktop system) and its PipeWire stream over
+        // libpipewire-0.3 (the only client library of PipeWire's protocol), behind plain functions.
+        // Neither is linked: CPortal loads both on first use (dlopen), so other shares never map
+        // them (linked, they and their chain cost every share 1.3 MiB resident). SPA's headers
+        // are header-only; the few declarations of the two libraries CPortal uses are its own,
+        // checked against their headers by PortalCaptureTests.
+        .systemLibrary(name: "CSPA", path: "Sources/CSPA", pkgConfig: "libspa-0.2", providers: [.apt(["libspa-0.2-dev"])]),
+        .target(name: "CPortal", dependencies: ["CSPA"], cSettings: [.define("_GNU_SOURCE")],
+                linkerSettings: [.linkedLibrary("dl")]),
     ]
 )

@@ -51,6 +51,13 @@ struct PlanCommand: CommandLineCommand {
                 auto.outputSize = nil
                 let largest = source.fit(auto).outputSize
                 report(source, source.fit(configuration), largestFitting: largest)
+            case .portal(let cursor, let tokenFile):
+                let source = try PortalSource(framesPerSecond: configuration.framesPerSecond, cursor: cursor,
+                                              tokenFile: (tokenFile ?? PortalRestoreToken.defaultPath).map(PortalRestoreToken.init))
+                var auto = configuration
+                auto.outputSize = nil
+                let largest = source.fit(auto).outputSize
+                report(source, source.fit(configuration), largestFitting: largest)
             case .ipc(let path, let maxSize):
                 report(IPCSource(path: path, maxSize: maxSize), configuration)
             case .y4m(let path):

@@ -19,12 +19,15 @@ struct ShareOptions: CommandLineOptions {
     var testsrcFps = 30
     var testsrcStall: String?
     var cursor = false
+    var portalTokenFile: String?
 
     static var options: [OptionSpec<ShareOptions>] {
         let d = ShareOptions()
         return [
-            .option("source", \.source, help: "Picture source: testsrc, y4m:PATH, y4m:- (standard input), x11[:DISPLAY] (the screen), wayland[:OUTPUT] (an output of a wlroots compositor, sway/labwc/cage, in $WAYLAND_DISPLAY; the first by default), or ipc:PATH (a producer process, docs/ipc.md).", defaults: d),
-            .flag("cursor", \.cursor, help: "Draw the pointer into the picture (x11 and wayland sources)."),
+            .option("source", \.source, help: "Picture source: testsrc, y4m:PATH, y4m:- (standard input), x11[:DISPLAY] (the screen), wayland[:OUTPUT] (an output of a wlroots compositor, sway/labwc/cage, in $WAYLAND_DISPLAY; the first by default), portal (the screen the desktop's ScreenCast portal hands out over PipeWire: GNOME, KDE, wlroots), or ipc:PATH (a producer process, docs/ipc.md).", defaults: d),
+            .flag("cursor", \.cursor, help: "Draw the pointer into the picture (x11, wayland and portal sources)."),
+            .option("portal-token-file", \.portalTokenFile, value: "path",
+                    help: "portal only: where the portal's restore token is kept, so a restarted share needs no dialog (default: $XDG_STATE_HOME/rtcshare/portal-restore-token, else ~/.local/state/rtcshare/portal-restore-token)."),
             .option("size", \.size, help: "Output size WxH (even sides), or auto for the largest that fits the memory cap.", defaults: d),
             .option("fps", \.fps, help: "Frames per second sent (the last frame is repeated to hold it).", defaults: d),
             .option("idle-fps", \.idleFps, help: "Frame rate once the screen has been static for a moment (default: no idle mode)."),
@@ -158,6 +161,8 @@ extension ShareOptions {
             .x11(display: display, cursor: cursor)
         case .wayland(let output, _):
             .wayland(output: output, cursor: cursor)
+        case .portal:
+            .portal(cursor: cursor, tokenFile: portalTokenFile)
         case let other:
             other
         }

@@ -23,6 +23,7 @@ import Testing
         ("x11:host:1.0", .x11(display: "host:1.0")),
         ("wayland", .wayland(output: nil)),
         ("wayland:HEADLESS-1", .wayland(output: "HEADLESS-1")),
+        ("portal", .portal()),
         ("y4m:clip.y4m", .y4m(path: "clip.y4m")),
         ("y4m:-", .y4m(path: "-")),
         ("y4m:/a path/with:colon.y4m", .y4m(path: "/a path/with:colon.y4m")),
@@ -39,16 +40,17 @@ import Testing
     }
 
     @Test(arguments: [
-        ("", "must be testsrc, y4m:PATH, y4m:-, x11[:DISPLAY], wayland[:OUTPUT] or ipc:PATH, not ''"),
-        ("push", "must be testsrc, y4m:PATH, y4m:-, x11[:DISPLAY], wayland[:OUTPUT] or ipc:PATH, not 'push'"),
-        ("Testsrc", "must be testsrc, y4m:PATH, y4m:-, x11[:DISPLAY], wayland[:OUTPUT] or ipc:PATH, not 'Testsrc'"),
-        ("testsrc:", "must be testsrc, y4m:PATH, y4m:-, x11[:DISPLAY], wayland[:OUTPUT] or ipc:PATH, not 'testsrc:'"),
-        ("x11 ", "must be testsrc, y4m:PATH, y4m:-, x11[:DISPLAY], wayland[:OUTPUT] or ipc:PATH, not 'x11 '"),
-        ("clip.y4m", "must be testsrc, y4m:PATH, y4m:-, x11[:DISPLAY], wayland[:OUTPUT] or ipc:PATH, not 'clip.y4m'"),
+        ("", "must be testsrc, y4m:PATH, y4m:-, x11[:DISPLAY], wayland[:OUTPUT], portal or ipc:PATH, not ''"),
+        ("push", "must be testsrc, y4m:PATH, y4m:-, x11[:DISPLAY], wayland[:OUTPUT], portal or ipc:PATH, not 'push'"),
+        ("Testsrc", "must be testsrc, y4m:PATH, y4m:-, x11[:DISPLAY], wayland[:OUTPUT], portal or ipc:PATH, not 'Testsrc'"),
+        ("testsrc:", "must be testsrc, y4m:PATH, y4m:-, x11[:DISPLAY], wayland[:OUTPUT], portal or ipc:PATH, not 'testsrc:'"),
+        ("x11 ", "must be testsrc, y4m:PATH, y4m:-, x11[:DISPLAY], wayland[:OUTPUT], portal or ipc:PATH, not 'x11 '"),
+        ("clip.y4m", "must be testsrc, y4m:PATH, y4m:-, x11[:DISPLAY], wayland[:OUTPUT], portal or ipc:PATH, not 'clip.y4m'"),
         ("x11:", "x11: needs a display, e.g. x11::0 (or x11 for $DISPLAY)"),
         ("y4m:", "y4m: needs a path (or - for standard input)"),
         ("wayland:", "wayland: needs an output name, e.g. wayland:HDMI-A-1 (or wayland for the first)"),
         ("ipc:", "ipc: needs the path of the socket to listen on"),
+        ("portal:", "must be testsrc, y4m:PATH, y4m:-, x11[:DISPLAY], wayland[:OUTPUT], portal or ipc:PATH, not 'portal:'"),
     ])
     func refusedFormsSayWhyInOneLine(text: String, line: String) {
         #expect(Self.refusal(text) == line)
@@ -56,6 +58,6 @@ import Testing
 
     @Test func theCABIsListNamesPush() {
         #expect(Self.refusal("nope", acceptsPush: true)
-                == "must be push, testsrc, y4m:PATH, y4m:-, x11[:DISPLAY], wayland[:OUTPUT] or ipc:PATH, not 'nope'")
+                == "must be push, testsrc, y4m:PATH, y4m:-, x11[:DISPLAY], wayland[:OUTPUT], portal or ipc:PATH, not 'nope'")
     }
 }

@@ -90,7 +90,7 @@ enum rtcshare_codec {
  * and what it does not have takes its default. */
 typedef struct rtcshare_config {
     uint32_t struct_size;     /* sizeof(rtcshare_config), set by rtcshare_config_init */
-    const char *source;       /* "push" (default), "testsrc", "y4m:PATH", "x11[:DISPLAY]", "wayland[:OUTPUT]", "ipc:PATH" */
+    const char *source;       /* "push" (default), "testsrc", "y4m:PATH", "x11[:DISPLAY]", "wayland[:OUTPUT]", "portal", "ipc:PATH" */
     int32_t width, height;    /* output size; 0, 0 = the largest that fits */
     int32_t max_width, max_height; /* "push": largest picture pushed (either orientation); default 1280x720 */
     int32_t fps;              /* frames per second sent (default 20) */

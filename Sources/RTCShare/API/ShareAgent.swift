@@ -97,6 +97,12 @@ public final class ShareAgent: @unchecked Sendable {
                 try WaylandSource(output: output, framesPerSecond: share.framesPerSecond, cursor: cursor)
             }
             parts = try Self.assemble(source, source.fit(share), context)
+        case .portal(let cursor, let tokenFile):
+            let source = try open { () throws(SourceError) in
+                try PortalSource(framesPerSecond: share.framesPerSecond, cursor: cursor,
+                                 tokenFile: (tokenFile ?? PortalRestoreToken.defaultPath).map(PortalRestoreToken.init))
+            }
+            parts = try Self.assemble(source, source.fit(share), context)
         case .ipc(let path, let maxSize):
             parts = try Self.assemble(IPCSource(path: path, maxSize: maxSize, log: context.notice), share, context)
         case .pushed(let maxSize):

@@ -10,7 +10,7 @@ extension ShareSourceChoice {
     }
 
     /// Reads `testsrc`, `y4m:PATH` (`y4m:-`: standard input), `x11` (the display in $DISPLAY),
-    /// `x11:DISPLAY`, `wayland` (the first output), `wayland:OUTPUT`, `ipc:PATH` and, where the host hands pictures in (`acceptsPush`: the C
+    /// `x11:DISPLAY`, `wayland` (the first output), `wayland:OUTPUT`, `portal` (the ScreenCast portal), `ipc:PATH` and, where the host hands pictures in (`acceptsPush`: the C
     /// ABI; the CLI has nothing to push), `push`. What the text does not say takes its default
     /// (the test pattern at 30 fps, upright, never stalling; ipc and pushed pictures up to
     /// `IPCSource.defaultMaxSize`); a caller with other settings puts them in afterwards.
@@ -18,6 +18,7 @@ extension ShareSourceChoice {
         if text == "testsrc" { return .testPattern() }
         if text == "x11" { return .x11(display: nil) }
         if text == "wayland" { return .wayland(output: nil) }
+        if text == "portal" { return .portal() }
         if let output = text.value(after: "wayland:") {
             guard !output.isEmpty else { throw ParseError("wayland: needs an output name, e.g. wayland:HDMI-A-1 (or wayland for the first)") }
             return .wayland(output: output)
@@ -35,7 +36,7 @@ extension ShareSourceChoice {
             guard !path.isEmpty else { throw ParseError("ipc: needs the path of the socket to listen on") }
             return .ipc(path: path, maxSize: IPCSource.defaultMaxSize)
         }
-        throw ParseError("must be \(acceptsPush ? "push, " : "")testsrc, y4m:PATH, y4m:-, x11[:DISPLAY], wayland[:OUTPUT] or ipc:PATH, not '\(text)'")
+        throw ParseError("must be \(acceptsPush ? "push, " : "")testsrc, y4m:PATH, y4m:-, x11[:DISPLAY], wayland[:OUTPUT], portal or ipc:PATH, not '\(text)'")
     }
 }
 

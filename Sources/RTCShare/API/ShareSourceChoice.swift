@@ -15,6 +15,11 @@ public enum ShareSourceChoice: Sendable, Equatable {
     /// An output of a wlroots compositor through screencopy (nil: the first output), on the
     /// compositor in $WAYLAND_DISPLAY; `cursor`: the pointer drawn into the picture.
     case wayland(output: String?, cursor: Bool = false)
+    /// The screen the ScreenCast portal hands out over PipeWire (GNOME, KDE, wlroots with
+    /// xdg-desktop-portal-wlr), on the session bus in $DBUS_SESSION_BUS_ADDRESS; `cursor`: the
+    /// pointer drawn in by the portal; the restore token kept in `tokenFile` (nil: the default
+    /// under $XDG_STATE_HOME, `PortalRestoreToken.defaultPath`).
+    case portal(cursor: Bool = false, tokenFile: String? = nil)
     /// A producer process over a Unix socket (docs/ipc.md), pictures up to `maxSize`.
     case ipc(path: String, maxSize: PictureSize)
     /// Frames the embedder pushes (`ShareAgent.pushVideo`), up to `maxSize` in either

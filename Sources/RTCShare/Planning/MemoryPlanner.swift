@@ -329,6 +329,9 @@ extension MemoryPlanner {
             if let shared = source as? any SharedMemorySource, shared.sharedMemoryBytes > 0 {
                 p.items.append(.init(name: "\(source.name) shared memory", bytes: shared.sharedMemoryBytes))
             }
+            if source is PortalSource {
+                p.items.append(.init(name: "portal: libpipewire, libdbus, PipeWire modules", bytes: PortalSource.libraryBytes))
+            }
             return p
         }
         // The source's own size first (no scaling), then the standard sizes below it.

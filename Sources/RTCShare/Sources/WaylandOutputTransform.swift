@@ -9,9 +9,9 @@ import RTCShareCore
 enum WaylandOutputTransform {
     /// The correction of wl_output transform 0...7 (normal, 90, 180, 270, flipped, flipped-90,
     /// flipped-180, flipped-270): a buffer of an output at 90 needs a clockwise quarter turn
-    /// (checked against sway, all eight: WaylandCaptureTests); the flipped ones are mirrored
-    /// first and then turned, which makes flipped-90's correction the transposition
-    /// (leftMirrored) and flipped-270's the anti-transposition (rightMirrored).
+    /// (checked against sway); a flipped one is mirrored left-right, then turned as its unflipped
+    /// twin, which for flipped-90 is a transpose and for flipped-270 a transverse (each checked
+    /// against sway, WaylandCaptureTests).
     static func orientation(transform: Int, yInverted: Bool) -> Orientation {
         let table: [Orientation] = [.up, .right, .down, .left, .upMirrored, .leftMirrored, .downMirrored, .rightMirrored]
         let output = table[(0...7).contains(transform) ? transform : 0]
