@@ -78,12 +78,11 @@ import Testing
             return String(decoding: run.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }
         #expect(try field("Version") == RTCShareVersion.current)
-        // What it links and what it loads on first use (libcurl, OpenSSL, openh264).
+        // What it links and what it loads on first use (libcurl, OpenSSL, openh264, libdbus and
+        // libpipewire); Debian 12's packages for amd64, Debian 13's for arm64 (libvpx9, openh264's ABI 8).
         let depends = try field("Depends")
-        // Debian 12's packages for amd64, Debian 13's for arm64 (libvpx9, openh264's ABI 8).
-        let packages = Self.architecture == "arm64"
-            ? ["libc6 (>=", "libvpx9", "libopus0", "libsrtp2-1", "libcurl4", "libssl3", "libopenh264-8"]
-            : ["libc6 (>=", "libvpx7", "libopus0", "libsrtp2-1", "libcurl4", "libssl3", "libopenh264-7"]
+        let packages = ["libc6 (>=", "libopus0", "libsrtp2-1", "libcurl4", "libssl3", "libdbus-1-3", "libpipewire-0.3-0"]
+            + (Self.architecture == "arm64" ? ["libvpx9", "libopenh264-8"] : ["libvpx7", "libopenh264-7"])
         for package in packages {
             #expect(depends.contains(package), "Depends: \(depends)")
         }
