@@ -78,13 +78,17 @@ import Testing
             return String(decoding: run.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }
         #expect(try field("Version") == RTCShareVersion.current)
-        // What it links and what it loads on first use (libcurl, OpenSSL, openh264, libdbus and
-        // libpipewire); Debian 12's packages for amd64, Debian 13's for arm64 (libvpx9, openh264's ABI 8).
-        let depends = try field("Depends")
-        let packages = ["libc6 (>=", "libopus0", "libsrtp2-1", "libcurl4", "libssl3", "libdbus-1-3", "libpipewire-0.3-0"]
+        // What it links and what it loads on first use (libcurl, OpenSSL, openh264); Debian 12's
+        // packages for amd64, Debian 13's for arm64 (libvpx9, openh264's ABI 8). The portal
+        // source's libdbus and libpipewire are recommended: a board without a desktop needs neither.
+        let depends = try field("Depends"), recommends = try field("Recommends")
+        let packages = ["libc6 (>=", "libopus0", "libsrtp2-1", "libcurl4", "libssl3"]
             + (Self.architecture == "arm64" ? ["libvpx9", "libopenh264-8"] : ["libvpx7", "libopenh264-7"])
         for package in packages {
             #expect(depends.contains(package), "Depends: \(depends)")
+        }
+        for package in ["libdbus-1-3", "libpipewire-0.3-0"] {
+            #expect(recommends.contains(package) && !depends.contains(package), "Depends: \(depends); Recommends: \(recommends)")
         }
         #expect(try field("Installed-Size").allSatisfy(\.isNumber))
     }
