@@ -43,7 +43,8 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
         /// when no other thread of the process allocates and writes memory meanwhile.
         public var reclaimStartupZeroPages = false
         public var frameRate: Int = 30
-        /// openh264's screen-content real-time mode (else its camera mode).
+        /// openh264's screen-content real-time mode (else its camera mode), for pictures of up to
+        /// `screenContentMaximumPixels`; larger ones are coded in camera mode (`contentModeIsScreen`).
         public var screenContent = true
         /// 0: one slice per picture (FU-A carries what is larger than a packet). Else slices of
         /// at most this many bytes, so most NAL units travel alone in a packet.
@@ -82,6 +83,18 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
             try require(minimumKeyframeRequestIntervalMicroseconds >= 0, "keyframe request interval negative")
         }
 
+        /// The most pixels coded in screen-content mode: 1280x720. Its motion search by block
+        /// features keeps, per reference picture, a table of ~4 bytes a pixel, plus a feature
+        /// plane of 2 bytes a pixel, all written on every P-frame: at 1920x1080 the encoder then
+        /// holds ~31 MiB where camera mode holds ~17 (`MemoryPlanner.h264EncoderBytes`), more
+        /// than a 1080p share's 50 MiB leaves it. Camera mode codes text with the same
+        /// quantizers; what it gives up is the search for scrolled and repeated blocks.
+        public static let screenContentMaximumPixels = 1280 * 720
+
+        /// Whether openh264 is opened in screen-content mode: asked for, and the picture no
+        /// larger than `screenContentMaximumPixels`.
+        public var contentModeIsScreen: Bool { screenContent && width * height <= Self.screenContentMaximumPixels }
+
         /// The H.264 level the picture size and rate need (Table A-1's macroblocks per frame
         /// and per second); 3.1 (what `profile-level-id=42e01f` announces) up to 720p30.
         var levelIDC: Int32 { Int32(H264Level.idc(width: width, height: height, framesPerSecond: frameRate)) }
@@ -93,7 +106,7 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
             width: Int32(configuration.width), height: Int32(configuration.height),
             bitrate_bps: Int32(min(configuration.bitrateKbps * 1000, Int(Int32.max))),
             max_frame_rate: Float(configuration.frameRate),
-            screen_content: configuration.screenContent ? 1 : 0,
+            screen_content: configuration.contentModeIsScreen ? 1 : 0,
             max_slice_bytes: Int32(configuration.maxSliceBytes),
             min_qp: Int32(configuration.minQuantizer), max_qp: Int32(configuration.maxQuantizer),
             frame_skip: configuration.allowsFrameSkip ? 1 : 0, level_idc: configuration.levelIDC)

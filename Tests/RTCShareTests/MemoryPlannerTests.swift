@@ -146,8 +146,13 @@ import Testing
         #expect(near(MemoryPlanner.h264EncoderBytes(p720) - code, 13.0)
                 && near(MemoryPlanner.h264EncoderBytes(p360) - code, 4.9))
         #expect(near(MemoryPlanner.h264EncoderStartupBytes(p720) - code, 25.2)
-                && near(MemoryPlanner.h264EncoderStartupBytes(p360) - code, 12.0)
-                && near(MemoryPlanner.h264EncoderStartupBytes(p1080) - code, 48.2))
+                && near(MemoryPlanner.h264EncoderStartupBytes(p360) - code, 12.0))
+        // Above 1280x720 camera mode: no start-up phase of its own, nothing more for late first frames.
+        let p900 = PictureSize(width: 1600, height: 900)
+        #expect(near(MemoryPlanner.h264EncoderBytes(p1080) - code, 15.69)
+                && near(MemoryPlanner.h264EncoderBytes(p900) - code, 11.19))
+        #expect(MemoryPlanner.h264EncoderStartupBytes(p1080) == MemoryPlanner.h264EncoderBytes(p1080)
+                && MemoryPlanner.h264LateFirstFramesBytes(p1080) == 0 && MemoryPlanner.h264LateFirstFramesBytes(p720) > 0)
     }
 
     /// H.264 is planned with its own figure; a WHIP offer of both (auto) with the larger one.

@@ -166,18 +166,38 @@ public enum MemoryPlanner {
     /// peak is the running phase (`bench/harness/planner_case.py`, H.264 with audio: `--whip`
     /// 26.1–27.2 / 36.8–36.9 MiB at 640x360 / 1280x720 in two runs, less the plan's other
     /// items): 4.9 / 13.0 MiB.
+    /// Above `H264Encoder.Configuration.screenContentMaximumPixels` openh264 codes in camera
+    /// mode (`h264CameraModeBytes`).
     public static func h264EncoderBytes(_ size: PictureSize) -> Int {
-        linear(((size360, 4.9), (size720, 13.0)), size) + openh264CodeBytes
+        if h264InCameraMode(size) { return h264CameraModeBytes(size) }
+        return linear(((size360, 4.9), (size720, 13.0)), size) + openh264CodeBytes
+    }
+    /// Whether openh264 codes `size` in camera mode (`H264Encoder.Configuration.contentModeIsScreen`).
+    static func h264InCameraMode(_ size: PictureSize) -> Bool {
+        size.pixels > H264Encoder.Configuration.screenContentMaximumPixels
+    }
+    static let size900 = PictureSize(width: 1600, height: 900)
+    /// openh264 in camera mode (the sizes above 1280x720): without screen content's block
+    /// feature tables it writes its buffers at its first frames and keeps them, so its start-up
+    /// is no phase of its own and a WHIP share's late first frames add nothing. Calibrated on
+    /// the shipped build against `--peer` testsrc shares with audio, whose resident size is
+    /// flat from the first frames on (36.9 / 30.7 MiB at 1920x1080 / 1600x900, less the plan's
+    /// other items): 15.7 / 11.2 MiB; a WHIP 1080p share through a reconnect, 46.2–46.5 MiB,
+    /// agrees within 0.3.
+    static func h264CameraModeBytes(_ size: PictureSize) -> Int {
+        linear(((size900, 11.19), (size1080, 15.69)), size) + openh264CodeBytes
     }
     /// openh264's growth while it opens and codes its first frames, before it gives part back:
     /// a `--peer` H.264 share's peak is this phase (21.4 / 34.3 MiB at 640x360 / 1280x720, less
-    /// `startupRuntimeBytes`): 12.0 / 25.2 MiB; 48.2 at 1920x1080 (a 1080p share: 57.7 MiB).
+    /// `startupRuntimeBytes`): 12.0 / 25.2 MiB (screen-content mode; it was 48.2 at 1920x1080,
+    /// a 1080p share 57.7 MiB, before the sizes above 1280x720 went to camera mode).
     /// Its zero-fill at open is left out (`StartupZeroFill`), but its first frames write those
     /// buffers (reference pictures, screen-content motion search tables): the phase stays.
     /// (The figure this replaces, 8.1 / 21.3 MiB measured as a difference from VP8's peak,
     /// planned H.264 shares 2.7–8.3 MiB too high.)
     public static func h264EncoderStartupBytes(_ size: PictureSize) -> Int {
-        linear(12.0, 25.2, 48.2, size) + openh264CodeBytes
+        if h264InCameraMode(size) { return h264CameraModeBytes(size) }
+        return linear(((size360, 12.0), (size720, 25.2)), size) + openh264CodeBytes
     }
 
     /// What openh264 keeps besides `h264EncoderBytes` when its first frames come after the
@@ -189,7 +209,8 @@ public enum MemoryPlanner {
     /// before the connection came up (and 41.2–41.5 where none had) before video waited for
     /// it; 640x360: 26.6–27.3 against 26.0. Less `h264EncoderBytes`' share: 3.5 / 0.2 MiB.
     public static func h264LateFirstFramesBytes(_ size: PictureSize) -> Int {
-        max(0, linear(((size360, 0.2), (size720, 3.5)), size))
+        if h264InCameraMode(size) { return 0 }
+        return max(0, linear(((size360, 0.2), (size720, 3.5)), size))
     }
 
     /// What the encoder of `choice` takes at `size`; `auto` (a WHIP offer of both) plans for
