@@ -63,21 +63,39 @@ import Testing
     }
 
     @Test func askedSizeOverTheCapIsRefusedNamingOneThatFits() {
-        let source = TestSource(width: 1920, height: 1080)
+        let source = TestSource(width: 2560, height: 1440)
         var config = ShareConfiguration()
         config.reclaimEncoderStartupMemory = true
-        config.outputSize = PictureSize(width: 1920, height: 1080)
+        config.outputSize = PictureSize(width: 2560, height: 1440)
         // Caught by hand: Swift 6.0's type checker crashed on `#expect { } throws: { }` here.
         do {
             _ = try MemoryPlanner.resolve(config, for: source)
-            Issue.record("1920x1080 over the cap was planned")
+            Issue.record("2560x1440 over the cap was planned")
         } catch {
             guard case ShareError.doesNotFit(let message) = error else {
                 Issue.record("expected doesNotFit, got \(error)")
                 return
             }
-            // `auto` plans for openh264 too, whose first frames at 1080p pass 50 MiB.
-            #expect(message.contains("1920x1080") && message.contains("1600x900"), "\(message)")
+            #expect(message.contains("2560x1440") && message.contains("the largest that fits is 1920x1080"), "\(message)")
+        }
+    }
+
+    /// A 1080p screen at its own size over WHIP with audio: H.264 (openh264 in camera mode
+    /// above 720p) fits 50 MiB through a reconnect; VP8 does not (libvpx's running buffers at
+    /// 1080p), so `auto`, planning the larger, does not either.
+    @Test func a1080pWHIPShareWithAudioFitsForH264() throws {
+        var config = ShareConfiguration()
+        config.reclaimEncoderStartupMemory = true
+        config.audio = AudioConfiguration(input: .testTone(frequency: 440))
+        config.countOutput(whip: WHIPConfiguration(url: "http://127.0.0.1:8080/whip"))
+        config.outputSize = PictureSize(width: 1920, height: 1080)
+        let source = TestSource(width: 1920, height: 1080)
+        config.videoCodec = .h264
+        let h264 = try MemoryPlanner.resolve(config, for: source)
+        #expect(h264.fits && h264.peakBytes == h264.reconnectPeakBytes && h264.startupPeakBytes < h264.totalBytes)
+        for choice in [VideoCodecChoice.vp8, .auto] {
+            config.videoCodec = choice
+            #expect(throws: ShareError.self) { try MemoryPlanner.resolve(config, for: source) }
         }
     }
 
