@@ -341,6 +341,8 @@ public final class WHIPSink: MediaSink, TransportOutput {
             return
         }
         everConnected = true
+        // The handshake was the last of the start: what only it ran goes out of the resident set.
+        if configuration.releasesStartupCodePages { StartupCodePages.release() }
         let ice = connection.iceConnectedAt.map { "ICE \(($0 - session.createdAt).microseconds / 1000) ms, " } ?? ""
         notices.append("WHIP: connected (\(ice)DTLS-SRTP \(connection.srtpProfile?.name ?? "?") at "
                        + "\((dtls - session.createdAt).microseconds / 1000) ms) via "
