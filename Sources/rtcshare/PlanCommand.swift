@@ -91,12 +91,16 @@ struct PlanCommand: CommandLineCommand {
         for item in plan.items {
             lines.append("  " + pad(item.name) + mib(item.bytes))
         }
-        if plan.startupPeakBytes > 0 || plan.closingPeakBytes > 0 || plan.reconnectPeakBytes > 0 {
+        if plan.startupPeakBytes > 0 || plan.closingPeakBytes > 0 || plan.reconnectPeakBytes > 0
+            || plan.connectingPeakBytes > 0 {
             lines.append("  " + pad("running") + mib(plan.totalBytes))
         }
         if plan.startupPeakBytes > 0 {
             let encoder = MemoryPlanner.encoderName(plan.videoCodec)
             lines.append("  " + pad("peak at start-up (runtime + \(encoder) encoder)") + mib(plan.startupPeakBytes))
+        }
+        if plan.connectingPeakBytes > 0 {
+            lines.append("  " + pad("peak connecting (start-up pages not let go yet)") + mib(plan.connectingPeakBytes))
         }
         if plan.closingPeakBytes > 0 {
             lines.append("  " + pad("peak at closing (encoder gone, libcurl for the DELETE)") + mib(plan.closingPeakBytes))

@@ -62,6 +62,35 @@ import Testing
         #expect(large.closingPeakBytes < large.totalBytes)
     }
 
+    /// A WHIP share that lets go of its start-up's pages once connected (the CLI's) runs
+    /// `startupCodeReleasedBytes` lower, holds them while it connects (at 640x360 that is its
+    /// peak), and a reconnect touches part of them again.
+    @Test func lettingGoOfStartUpPagesLowersTheRunningShareButNotItsConnectingPhase() throws {
+        var config = ShareConfiguration()
+        config.reclaimEncoderStartupMemory = true
+        config.videoCodec = .vp8
+        config.audio = AudioConfiguration(input: .testTone(frequency: 440))
+        config.outputSize = PictureSize(width: 640, height: 360)
+        let source = TestSource(width: 640, height: 360)
+        var whip = WHIPConfiguration(url: "http://127.0.0.1:8080/whip")
+        config.countOutput(whip: whip)
+        let kept = try MemoryPlanner.resolve(config, for: source)
+        whip.releasesStartupCodePages = true
+        config.countOutput(whip: whip)
+        let released = try MemoryPlanner.resolve(config, for: source)
+        #expect(kept.connectingPeakBytes == 0)
+        #expect(kept.totalBytes - released.totalBytes == WHIPSink.startupCodeReleasedBytes)
+        #expect(released.connectingPeakBytes == released.totalBytes - released.encoderBytes
+                + MemoryPlanner.vp8EncoderStartupBytes(released.outputSize) + WHIPSink.startupCodeReleasedBytes)
+        #expect(released.peakBytes == released.connectingPeakBytes || released.peakBytes == released.reconnectPeakBytes)
+        #expect(released.connectingPeakBytes > released.totalBytes && released.peakBytes < kept.peakBytes)
+        #expect(released.reconnectHeapBytes > kept.reconnectHeapBytes)
+        whip.reconnect.limit = .off
+        config.countOutput(whip: whip)
+        let once = try MemoryPlanner.resolve(config, for: source)
+        #expect(once.reconnectPeakBytes == 0 && once.peakBytes == once.connectingPeakBytes)
+    }
+
     @Test func askedSizeOverTheCapIsRefusedNamingOneThatFits() {
         let source = TestSource(width: 2560, height: 1440)
         var config = ShareConfiguration()

@@ -36,6 +36,11 @@ public struct MemoryPlan: Sendable, Equatable {
     /// What publishing again loads beside everything running (libcurl for a WHIP reconnect's
     /// DELETE and POST; 0: the output does not reconnect).
     public var reconnectHeapBytes = 0
+    /// What the output holds until it first connects beside what it runs with (the pages only
+    /// the start ran, let go once connected; 0: none), and the encoder as it stands then (opened,
+    /// no frame coded yet).
+    public var connectingHeapBytes = 0
+    public var encoderOpenBytes = 0
 
     /// What the share holds once running.
     public var totalBytes: Int { items.reduce(0) { $0 + $1.bytes } }
@@ -45,9 +50,16 @@ public struct MemoryPlan: Sendable, Equatable {
     /// The resident size while a lost connection is made again: everything running, the
     /// encoder included, plus what publishing loads.
     public var reconnectPeakBytes: Int { reconnectHeapBytes > 0 ? totalBytes + reconnectHeapBytes : 0 }
-    /// The process's peak: the highest of the phases — the encoder's start-up, running, a
-    /// reconnect, and closing.
-    public var peakBytes: Int { max(totalBytes, startupPeakBytes, closingPeakBytes, reconnectPeakBytes) }
+    /// The resident size while the output connects: everything running but the encoder's
+    /// frames, plus the start-up's pages not let go yet (0 when the output lets none go).
+    public var connectingPeakBytes: Int {
+        connectingHeapBytes > 0 ? totalBytes - encoderBytes + encoderOpenBytes + connectingHeapBytes : 0
+    }
+    /// The process's peak: the highest of the phases — the encoder's start-up, connecting,
+    /// running, a reconnect, and closing.
+    public var peakBytes: Int {
+        max(totalBytes, startupPeakBytes, connectingPeakBytes, closingPeakBytes, reconnectPeakBytes)
+    }
     public var fits: Bool { peakBytes <= capBytes }
 
     /// Source frames: the one kept for repeats (it is the encoder's input when no transform is
@@ -293,6 +305,9 @@ public enum MemoryPlanner {
         plan.encoderBytes = encoder
         plan.closingHeapBytes = configuration.outputClosingHeapBytes
         plan.reconnectHeapBytes = configuration.outputReconnectHeapBytes
+        plan.connectingHeapBytes = configuration.outputConnectingHeapBytes
+        // Opened, nothing coded yet (video waits for the connection): its start-up growth.
+        plan.encoderOpenBytes = configuration.videoCodec == .h264 ? openh264CodeBytes : vp8EncoderStartupBytes(output)
         // The encoder is made first (`ShareSession.prepareEncoder`): at its start only the
         // runtime is resident beside it.
         switch configuration.videoCodec {
