@@ -100,7 +100,7 @@ struct PlanCommand: CommandLineCommand {
             lines.append("  " + pad("peak at start-up (runtime + \(encoder) encoder)") + mib(plan.startupPeakBytes))
         }
         if plan.connectingPeakBytes > 0 {
-            lines.append("  " + pad("peak connecting (start-up pages not let go yet)") + mib(plan.connectingPeakBytes))
+            lines.append("  " + pad("peak before the start-up's pages go") + mib(plan.connectingPeakBytes))
         }
         if plan.closingPeakBytes > 0 {
             lines.append("  " + pad("peak at closing (encoder gone, libcurl for the DELETE)") + mib(plan.closingPeakBytes))
@@ -118,7 +118,8 @@ struct PlanCommand: CommandLineCommand {
     }
 
     private func mib(_ bytes: Int) -> String {
-        let tenths = (bytes * 10 + (1 << 19)) >> 20
-        return "\(tenths / 10).\(tenths % 10) MiB"
+        // A line may take away (the start-up's pages let go): its sign, then the magnitude.
+        let tenths = (abs(bytes) * 10 + (1 << 19)) >> 20
+        return "\(bytes < 0 ? "-" : "")\(tenths / 10).\(tenths % 10) MiB"
     }
 }

@@ -36,10 +36,10 @@ public struct MemoryPlan: Sendable, Equatable {
     /// What publishing again loads beside everything running (libcurl for a WHIP reconnect's
     /// DELETE and POST; 0: the output does not reconnect).
     public var reconnectHeapBytes = 0
-    /// What the output holds until it first connects beside what it runs with (the pages only
-    /// the start ran, let go once connected; 0: none), and the encoder as it stands then (opened,
-    /// no frame coded yet).
-    public var connectingHeapBytes = 0
+    /// The pages only the start ran, which the output lets go of once it first connects or sends
+    /// (a negative item of the running share; 0: it keeps them), and the encoder as it stands
+    /// before (opened, no frame coded yet).
+    public var releasedStartupBytes = 0
     public var encoderOpenBytes = 0
 
     /// What the share holds once running.
@@ -50,10 +50,11 @@ public struct MemoryPlan: Sendable, Equatable {
     /// The resident size while a lost connection is made again: everything running, the
     /// encoder included, plus what publishing loads.
     public var reconnectPeakBytes: Int { reconnectHeapBytes > 0 ? totalBytes + reconnectHeapBytes : 0 }
-    /// The resident size while the output connects: everything running but the encoder's
-    /// frames, plus the start-up's pages not let go yet (0 when the output lets none go).
+    /// The resident size before the output lets the start-up's pages go (it connects, or sends
+    /// its first frame): everything running but the encoder's frames, those pages still held
+    /// (0 when the output lets none go).
     public var connectingPeakBytes: Int {
-        connectingHeapBytes > 0 ? totalBytes - encoderBytes + encoderOpenBytes + connectingHeapBytes : 0
+        releasedStartupBytes > 0 ? totalBytes - encoderBytes + encoderOpenBytes + releasedStartupBytes : 0
     }
     /// The process's peak: the highest of the phases — the encoder's start-up, connecting,
     /// running, a reconnect, and closing.
@@ -200,16 +201,17 @@ public enum MemoryPlanner {
         linear(((size900, 11.19), (size1080, 15.69)), size) + openh264CodeBytes
     }
     /// openh264's growth while it opens and codes its first frames, before it gives part back:
-    /// a `--peer` H.264 share's peak is this phase (21.4 / 34.3 MiB at 640x360 / 1280x720, less
-    /// `startupRuntimeBytes`): 12.0 / 25.2 MiB (screen-content mode; it was 48.2 at 1920x1080,
-    /// a 1080p share 57.7 MiB, before the sizes above 1280x720 went to camera mode).
+    /// a `--peer` H.264 share's peak is this phase (22.1 / 35.5 MiB at 640x360 / 1280x720 on
+    /// the shipped build, `planner_case.py`, less `startupRuntimeBytes` and openh264's code):
+    /// 13.0 / 26.4 MiB (screen-content mode; it was 48.2 at 1920x1080, a 1080p share 57.7 MiB,
+    /// before the sizes above 1280x720 went to camera mode).
     /// Its zero-fill at open is left out (`StartupZeroFill`), but its first frames write those
     /// buffers (reference pictures, screen-content motion search tables): the phase stays.
     /// (The figure this replaces, 8.1 / 21.3 MiB measured as a difference from VP8's peak,
     /// planned H.264 shares 2.7–8.3 MiB too high.)
     public static func h264EncoderStartupBytes(_ size: PictureSize) -> Int {
         if h264InCameraMode(size) { return h264CameraModeBytes(size) }
-        return linear(((size360, 12.0), (size720, 25.2)), size) + openh264CodeBytes
+        return linear(((size360, 13.0), (size720, 26.4)), size) + openh264CodeBytes
     }
 
     /// What openh264 keeps besides `h264EncoderBytes` when its first frames come after the
@@ -223,6 +225,15 @@ public enum MemoryPlanner {
     public static func h264LateFirstFramesBytes(_ size: PictureSize) -> Int {
         if h264InCameraMode(size) { return 0 }
         return max(0, linear(((size360, 0.2), (size720, 3.5)), size))
+    }
+
+    /// openh264's first frames' growth above its running figure when they come after the
+    /// start-up's pages were let go (`--peer`: with its first frame): measured as the peak of
+    /// `--peer` H.264 shares with audio less their running plan (`planner_case.py`, medians of
+    /// 3): 1.6 / 3.2 MiB at 640x360 / 1280x720; none in camera mode (1920x1080: 0.7 under).
+    public static func h264FirstFramesAfterReleaseBytes(_ size: PictureSize) -> Int {
+        if h264InCameraMode(size) { return 0 }
+        return max(0, linear(((size360, 1.6), (size720, 3.2)), size))
     }
 
     /// What the encoder of `choice` takes at `size`; `auto` (a WHIP offer of both) plans for
@@ -299,13 +310,17 @@ public enum MemoryPlanner {
         }
         budget += budgetSlackBytes
         items.append(.init(name: "budget bookkeeping", bytes: budgetSlackBytes))
+        if configuration.outputReleasedStartupBytes > 0 {
+            items.append(.init(name: "start-up's code pages let go once under way",
+                               bytes: -configuration.outputReleasedStartupBytes))
+        }
         var plan = MemoryPlan(outputSize: output, items: items, budgetBytes: budget,
                               needsTransform: needsTransform, capBytes: configuration.memoryCapBytes)
         plan.videoCodec = configuration.videoCodec
         plan.encoderBytes = encoder
         plan.closingHeapBytes = configuration.outputClosingHeapBytes
         plan.reconnectHeapBytes = configuration.outputReconnectHeapBytes
-        plan.connectingHeapBytes = configuration.outputConnectingHeapBytes
+        plan.releasedStartupBytes = configuration.outputReleasedStartupBytes
         // Opened, nothing coded yet (video waits for the connection): its start-up growth.
         plan.encoderOpenBytes = configuration.videoCodec == .h264 ? openh264CodeBytes : vp8EncoderStartupBytes(output)
         // The encoder is made first (`ShareSession.prepareEncoder`): at its start only the
@@ -317,6 +332,12 @@ public enum MemoryPlanner {
         case .auto:
             plan.startupPeakBytes = startupRuntimeBytes + max(h264EncoderStartupBytes(output),
                                                               reclaims ? vp8EncoderStartupBytes(output) : 0)
+        }
+        // An output that lets the start-up's pages go with its first frame (`--peer`) has
+        // openh264's first frames after that: their growth stands on the running share instead.
+        if configuration.outputReleasedStartupBytes > 0, !configuration.videoWaitsForConnection,
+           configuration.videoCodec != .vp8 {
+            plan.startupPeakBytes = plan.totalBytes + h264FirstFramesAfterReleaseBytes(output)
         }
         return plan
     }

@@ -73,10 +73,8 @@ public final class WHIPSink: MediaSink, TransportOutput {
     /// with its CA store; measured (release build, peak RSS of a 1280x720@20 share with audio
     /// into aiortc through coturn, relay-only, against the same share direct, 3 runs): TURN/UDP
     /// +0.02–0.18 MiB, TURN/TCP −0.21–+0.14, TURN/TLS −0.08–+1.03 (median +0.13).
-    /// Less `startupCodeReleasedBytes` once connected when the start-up's pages are let go.
     public static func heapBytes(_ configuration: WHIPConfiguration) -> Int {
         (39 << 20) / 4 + (configuration.turnServers.isEmpty ? 0 : 256 << 10)
-            - (configuration.releasesStartupCodePages ? startupCodeReleasedBytes : 0)
     }
 
     /// What a share's resident size loses when, connected, it lets go of the pages only its
@@ -87,9 +85,9 @@ public final class WHIPSink: MediaSink, TransportOutput {
     /// is now the connecting phase); 6.4 MiB against the plan's running figures.
     public static let startupCodeReleasedBytes = (64 << 20) / 10
 
-    /// What the share holds until it first connects beside its running figure: the pages it
-    /// lets go then (`startupCodeReleasedBytes`); 0 when it keeps them.
-    public static func connectingHeapBytes(_ configuration: WHIPConfiguration) -> Int {
+    /// What the share lets go of once it connects (`startupCodeReleasedBytes`; the planner takes
+    /// it off the running share and counts it before); 0 when it keeps the pages.
+    public static func releasedStartupBytes(_ configuration: WHIPConfiguration) -> Int {
         configuration.releasesStartupCodePages ? startupCodeReleasedBytes : 0
     }
 
@@ -456,7 +454,7 @@ extension ShareConfiguration {
         outputHeapBytes = WHIPSink.heapBytes(whip)
         outputClosingHeapBytes = WHIPSink.closingHeapBytes(whip)
         outputReconnectHeapBytes = WHIPSink.reconnectHeapBytes(whip)
-        outputConnectingHeapBytes = WHIPSink.connectingHeapBytes(whip)
+        outputReleasedStartupBytes = WHIPSink.releasedStartupBytes(whip)
         videoWaitsForConnection = true
     }
 }
