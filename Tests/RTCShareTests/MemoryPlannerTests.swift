@@ -154,7 +154,11 @@ import Testing
         #expect(h264.fits && h264.peakBytes == h264.reconnectPeakBytes && h264.startupPeakBytes < h264.totalBytes)
         for choice in [VideoCodecChoice.vp8, .auto] {
             config.videoCodec = choice
-            #expect(throws: ShareError.self) { try MemoryPlanner.resolve(config, for: source) }
+            // Caught by hand, as above (Swift 6.0's type checker and `#expect(throws:)`).
+            do {
+                let plan = try MemoryPlanner.resolve(config, for: source)
+                Issue.record("\(choice) at 1920x1080 over WHIP was planned to fit: \(plan.peakBytes >> 20) MiB")
+            } catch {}
         }
     }
 
