@@ -84,11 +84,11 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
         }
 
         /// The most pixels coded in screen-content mode: 1280x720. Its motion search by block
-        /// features keeps, per reference picture, a table of ~4 bytes a pixel, plus a feature
-        /// plane of 2 bytes a pixel, all written on every P-frame: at 1920x1080 the encoder then
-        /// holds ~31 MiB where camera mode holds ~17 (`MemoryPlanner.h264EncoderBytes`), more
-        /// than a 1080p share's 50 MiB leaves it. Camera mode codes text with the same
-        /// quantizers; what it gives up is the search for scrolled and repeated blocks.
+        /// features keeps, per reference picture, tables of 4 bytes a pixel written on every
+        /// P-frame: a 1080p share of text over WHIP peaked 57.5 MiB in screen mode, 44.3 in camera
+        /// mode (`bench/harness/fullhd_case.py`), more than 50 MiB leaves room for. Camera mode
+        /// gives up the search for scrolled and repeated blocks; on 1080p text pages it measured
+        /// a higher PSNR-Y for the bytes (`bench/harness/text_quality.py`).
         public static let screenContentMaximumPixels = 1280 * 720
 
         /// Whether openh264 is opened in screen-content mode: asked for, and the picture no
