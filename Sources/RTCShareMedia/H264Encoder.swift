@@ -43,7 +43,8 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
         /// when no other thread of the process allocates and writes memory meanwhile.
         public var reclaimStartupZeroPages = false
         public var frameRate: Int = 30
-        /// openh264's screen-content real-time mode (else its camera mode).
+        /// openh264's screen-content real-time mode (else its camera mode), for pictures of up to
+        /// `screenContentMaximumPixels`; larger ones are coded in camera mode (`contentModeIsScreen`).
         public var screenContent = true
         /// 0: one slice per picture (FU-A carries what is larger than a packet). Else slices of
         /// at most this many bytes, so most NAL units travel alone in a packet.
@@ -82,6 +83,18 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
             try require(minimumKeyframeRequestIntervalMicroseconds >= 0, "keyframe request interval negative")
         }
 
+        /// The most pixels coded in screen-content mode: 1280x720. Its motion search by block
+        /// features keeps, per reference picture, tables of 4 bytes a pixel written on every
+        /// P-frame: a 1080p share of text over WHIP peaked 57.5 MiB in screen mode, 44.3 in camera
+        /// mode (`bench/harness/fullhd_case.py`), more than 50 MiB leaves room for. Camera mode
+        /// gives up the search for scrolled and repeated blocks; on 1080p text pages it measured
+        /// a higher PSNR-Y for the bytes (`bench/harness/text_quality.py`).
+        public static let screenContentMaximumPixels = 1280 * 720
+
+        /// Whether openh264 is opened in screen-content mode: asked for, and the picture no
+        /// larger than `screenContentMaximumPixels`.
+        public var contentModeIsScreen: Bool { screenContent && width * height <= Self.screenContentMaximumPixels }
+
         /// The H.264 level the picture size and rate need (Table A-1's macroblocks per frame
         /// and per second); 3.1 (what `profile-level-id=42e01f` announces) up to 720p30.
         var levelIDC: Int32 { Int32(H264Level.idc(width: width, height: height, framesPerSecond: frameRate)) }
@@ -93,7 +106,7 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
             width: Int32(configuration.width), height: Int32(configuration.height),
             bitrate_bps: Int32(min(configuration.bitrateKbps * 1000, Int(Int32.max))),
             max_frame_rate: Float(configuration.frameRate),
-            screen_content: configuration.screenContent ? 1 : 0,
+            screen_content: configuration.contentModeIsScreen ? 1 : 0,
             max_slice_bytes: Int32(configuration.maxSliceBytes),
             min_qp: Int32(configuration.minQuantizer), max_qp: Int32(configuration.maxQuantizer),
             frame_skip: configuration.allowsFrameSkip ? 1 : 0, level_idc: configuration.levelIDC)

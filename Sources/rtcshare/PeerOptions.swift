@@ -90,6 +90,7 @@ extension PeerOptions {
         configuration.keyframeInterval = .microseconds(Int64(keyframeInterval * 1_000_000))
         configuration.outputBudgetBytes = PeerSink.budgetBytes(c)
         configuration.outputHeapBytes = PeerSink.heapBytes(c)
+        configuration.outputReleasedStartupBytes = PeerSink.releasedStartupBytes(c)
         var peer = c
         peer.framesPerSecond = configuration.framesPerSecond
         return peer
@@ -106,6 +107,7 @@ extension PeerOptions {
             throw ValidationError("--peer: \(error)")
         }
         c.mtu = mtu
+        c.releasesStartupCodePages = true
         c.signalsOrientation = cvo
         c.usesRTX = rtx
         c.separateRTCPPorts = separateRTCP

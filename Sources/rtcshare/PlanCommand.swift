@@ -98,12 +98,16 @@ struct PlanCommand: CommandLineCommand {
         for item in plan.items {
             lines.append("  " + pad(item.name) + mib(item.bytes))
         }
-        if plan.startupPeakBytes > 0 || plan.closingPeakBytes > 0 || plan.reconnectPeakBytes > 0 {
+        if plan.startupPeakBytes > 0 || plan.closingPeakBytes > 0 || plan.reconnectPeakBytes > 0
+            || plan.connectingPeakBytes > 0 {
             lines.append("  " + pad("running") + mib(plan.totalBytes))
         }
         if plan.startupPeakBytes > 0 {
             let encoder = MemoryPlanner.encoderName(plan.videoCodec)
             lines.append("  " + pad("peak at start-up (runtime + \(encoder) encoder)") + mib(plan.startupPeakBytes))
+        }
+        if plan.connectingPeakBytes > 0 {
+            lines.append("  " + pad("peak before the start-up's pages go") + mib(plan.connectingPeakBytes))
         }
         if plan.closingPeakBytes > 0 {
             lines.append("  " + pad("peak at closing (encoder gone, libcurl for the DELETE)") + mib(plan.closingPeakBytes))
@@ -121,7 +125,8 @@ struct PlanCommand: CommandLineCommand {
     }
 
     private func mib(_ bytes: Int) -> String {
-        let tenths = (bytes * 10 + (1 << 19)) >> 20
-        return "\(tenths / 10).\(tenths % 10) MiB"
+        // A line may take away (the start-up's pages let go): its sign, then the magnitude.
+        let tenths = (abs(bytes) * 10 + (1 << 19)) >> 20
+        return "\(bytes < 0 ? "-" : "")\(tenths / 10).\(tenths % 10) MiB"
     }
 }

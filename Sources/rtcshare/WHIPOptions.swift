@@ -117,6 +117,7 @@ struct WHIPOptions: CommandLineOptions {
     func configuration(audio: Bool, framesPerSecond: Int) throws(ValidationError) -> WHIPConfiguration? {
         guard let whip else { return nil }
         var c = WHIPConfiguration(url: whip)
+        c.releasesStartupCodePages = true
         do {
             if let token { c.token = try WHIPToken(token) }
             if let tokenFile { c.token = try WHIPToken.read(fromFile: tokenFile) }

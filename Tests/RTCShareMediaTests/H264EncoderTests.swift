@@ -67,6 +67,39 @@ import Testing
         #expect(encoder.stats.keyframesOut == 1)
     }
 
+    /// Screen-content mode up to 1280x720; above it openh264's camera mode (its screen mode's
+    /// feature tables are ~31 MiB at 1080p), which still carries the picture back intact.
+    @Test func picturesAbove720pAreCodedInCameraModeAndRoundTrip() throws {
+        typealias Configuration = H264Encoder.Configuration
+        #expect(Configuration(width: 1280, height: 720, bitrateKbps: 1500).contentModeIsScreen)
+        #expect(Configuration(width: 720, height: 1280, bitrateKbps: 1500).contentModeIsScreen)
+        #expect(!Configuration(width: 1282, height: 720, bitrateKbps: 1500).contentModeIsScreen)
+        #expect(!Configuration(width: 1920, height: 1080, bitrateKbps: 1500).contentModeIsScreen)
+        var camera = Configuration(width: 640, height: 360, bitrateKbps: 800)
+        camera.screenContent = false
+        #expect(!camera.contentModeIsScreen)
+
+        let (width, height) = (1600, 900)
+        let rig = try Rig(width: width, height: height)
+        var encoder = try H264Encoder(.init(width: width, height: height, bitrateKbps: 3000))
+        let decoder = try H264Decoder()
+        var counters: [UInt32] = []
+        for i in 0..<12 {
+            let slot = try rig.frame(i)
+            try encoder.encode(slot) { frame in
+                _ = try? decoder.decode(frame.bytes) { picture in
+                    #expect(picture.width == width && picture.height == height)
+                    let y = picture.plane(0)
+                    if let marker = FrameMarker.read(luma: y.base, stride: y.stride, width: y.width, rows: y.rows) {
+                        counters.append(marker.counter)
+                    }
+                }
+            }
+        }
+        #expect(counters.count >= 10, "markers read back: \(counters.count) of \(encoder.stats.framesOut) frames")
+        #expect(counters == counters.sorted() && Set(counters).count == counters.count)
+    }
+
     @Test func aRequestedIDRComesNextWithParameterSetsAndASecondRequestTooSoonDoesNot() throws {
         let rig = try Rig(width: 320, height: 240)
         var encoder = try H264Encoder(.init(width: 320, height: 240, bitrateKbps: 500))

@@ -17,12 +17,14 @@ JSON object: every run's peak and the median, and the breakdown of the median ru
 import argparse
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 from screen_case import Xvfb
 
@@ -162,12 +164,27 @@ def run_once(args, work, display, screen):
     log.close()
     decoded = None
     if server:
+        # aiortc decodes behind the share (a 1080p one by many seconds): the count is read once
+        # the server lists the session as finished (all it received decoded), not at once.
+        port = int(open(port_file).read().strip())
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/summary", timeout=15) as r:
+                    now = json.load(r)
+                if "fullhd" in now.get("finished", []) + now.get("unfinished", []):
+                    break
+            except OSError:
+                pass
+            time.sleep(0.5)
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=60)
         if os.path.exists(summary):
-            decoded = json.load(open(summary)).get("video_frames")
-    tail = open(os.path.join(work, "sender.log"), errors="replace").read()[-400:]
-    return {"exit": code, "peak_mib": round(usage.ru_maxrss / 1024, 2), "sampled_high_mib": round(high / 1024, 2),
+            decoded = json.load(open(summary)).get("by_session", {}).get("fullhd", {}).get("video_frames")
+    text = open(os.path.join(work, "sender.log"), errors="replace").read()
+    tail = text[-400:]
+    encoded = re.findall(r"(\d+) frames in [0-9.]+ s", text)
+    return {"exit": code, "encoded": int(encoded[-1]) if encoded else None, "peak_mib": round(usage.ru_maxrss / 1024, 2), "sampled_high_mib": round(high / 1024, 2),
             "smaps_at_high_kib": at_high, "smaps_mid_kib": mid, "decoded": decoded,
             "log_tail": tail if code != 0 else ""}
 
@@ -202,7 +219,7 @@ def main():
         median = statistics.median(peaks)
         chosen = min(runs, key=lambda r: abs(r["peak_mib"] - median))
         print(json.dumps({"configuration": vars(args), "peaks_mib": peaks, "median_mib": median,
-                          "exits": [r["exit"] for r in runs], "decoded": [r["decoded"] for r in runs],
+                          "exits": [r["exit"] for r in runs], "encoded": [r["encoded"] for r in runs], "decoded": [r["decoded"] for r in runs],
                           "median_run": chosen}, indent=1))
 
 

@@ -13,7 +13,7 @@ connected, `/whip-closing/`): the peak a reconnect makes is planned, so it is me
 `MemoryPlannerAccuracyTests` (and CI): it records its own short screen clip, starts its own
 Xvfb when there is one, and writes every row as JSON:
 
-    python3 bench/harness/planner_case.py RELEASE_BINARY --seconds 6 --json rows.json"""
+    python3 bench/harness/planner_case.py RELEASE_BINARY --seconds 6 --json rows.json [--only TEXT]"""
 import argparse
 import base64
 import json
@@ -121,11 +121,13 @@ def share_peak(binary, args, c, port, key, seconds, work):
             receiver.finish()
 
 
-def run(binary, screen_clip, seconds, port, key, work, x11_display=None, whip=True, log=print):
+def run(binary, screen_clip, seconds, port, key, work, x11_display=None, whip=True, log=print, only=None):
     server, whip_port = start_whip_server(work) if whip else (None, None)
     rows = []
     try:
         for c in configurations(screen_clip, x11_display, whip_port is not None):
+            if only and not any(o in name(c) for o in only):
+                continue
             args = share_args(c, port, key, whip_port)
             planned = planned_mib(binary, args)
             log(f"  planner: {name(c)}")
@@ -171,6 +173,9 @@ def main():
     parser.add_argument("--seconds", type=int, default=6, help="length of each share")
     parser.add_argument("--json", required=True, help="where the rows go")
     parser.add_argument("--work", help="folder for the clip and logs (default: next to --json)")
+    parser.add_argument("--only", action="append", default=[],
+                        help="only the configurations whose name contains this (repeatable), "
+                             "e.g. --only '1920x1080 testsrc +audio h264'")
     args = parser.parse_args()
     # A test runner may start us with signals blocked, which every child inherits: the WHIP
     # server and Xvfb would then never see the SIGTERM that ends them.
@@ -184,7 +189,8 @@ def main():
     xvfb = screen_case.Xvfb() if shutil.which("Xvfb") else None
     try:
         rows = run(args.binary, clip, args.seconds, port, key, work, x11_display=xvfb.display if xvfb else None,
-                   whip=whip_case.available(), log=lambda m: print(m, file=sys.stderr, flush=True))
+                   whip=whip_case.available(), log=lambda m: print(m, file=sys.stderr, flush=True),
+                   only=args.only)
     finally:
         if xvfb:
             xvfb.close()

@@ -51,6 +51,11 @@ public struct PeerConfiguration: Sendable {
     /// The H.264 level the SDP announces: that of the share's output size and rate.
     public var h264LevelIDC = 31
 
+    /// Once the first video frame is sent, the pages of code and read-only data only the start
+    /// touched are dropped (`StartupCodePages`): process-wide, so an embedder with its own use
+    /// for them may leave it off. The CLI turns it on.
+    public var releasesStartupCodePages = false
+
     public init(videoPeer: SocketAddress, audioPeer: SocketAddress? = nil) {
         self.videoPeer = videoPeer
         self.audioPeer = audioPeer ?? videoPeer.with(port: videoPeer.port <= 65_533 ? videoPeer.port + 2 : videoPeer.port - 2)

@@ -128,6 +128,7 @@ public final class ShareAgent: @unchecked Sendable {
             share.videoCodec = VideoCodecChoice(rawValue: share.videoCodec.resolvedAlone.rawValue) ?? .vp8
             share.outputBudgetBytes = PeerSink.budgetBytes(peer)
             share.outputHeapBytes = PeerSink.heapBytes(peer)
+            share.outputReleasedStartupBytes = PeerSink.releasedStartupBytes(peer)
         case .whip(let whip):
             share.countOutput(whip: whip)
             // Pixels are turned at the source: not every server keeps CVO.

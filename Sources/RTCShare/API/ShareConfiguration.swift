@@ -45,6 +45,10 @@ public struct ShareConfiguration: Sendable, Equatable {
     /// What the output loads beside the running share to publish again after a lost
     /// connection (libcurl for the DELETE and POST; 0: it does not reconnect).
     public var outputReconnectHeapBytes = 0
+    /// What the output lets go of once it first connects or sends (the pages only the start
+    /// ran: `WHIPConfiguration.releasesStartupCodePages`, `PeerConfiguration`'s; 0: it keeps
+    /// them): off the running share, held before (the planner's phase before they go).
+    public var outputReleasedStartupBytes = 0
     /// The output takes video only once a connection is up (WHIP): the encoder's first frames
     /// come after the transport and its libraries are resident, which the planner counts for
     /// H.264 (`MemoryPlanner.h264LateFirstFramesBytes`).

@@ -62,6 +62,10 @@ public struct WHIPConfiguration: Sendable {
     /// Raised (from any thread): the POST in flight is given up at once and the share is not
     /// made (`WHIPError.stopped`); the DELETE of a session already made still goes out.
     public var stop: WHIPStop?
+    /// Once the share first connects, the pages of code and read-only data only its start and
+    /// the handshake touched are dropped (`StartupCodePages`): process-wide, so an embedder
+    /// with its own use for them may leave it off. The CLI turns it on.
+    public var releasesStartupCodePages = false
 
     public init(url: String, token: WHIPToken? = nil) {
         self.url = url

@@ -36,6 +36,11 @@ public struct MemoryPlan: Sendable, Equatable {
     /// What publishing again loads beside everything running (libcurl for a WHIP reconnect's
     /// DELETE and POST; 0: the output does not reconnect).
     public var reconnectHeapBytes = 0
+    /// The pages only the start ran, which the output lets go of once it first connects or sends
+    /// (a negative item of the running share; 0: it keeps them), and the encoder as it stands
+    /// before (opened, no frame coded yet).
+    public var releasedStartupBytes = 0
+    public var encoderOpenBytes = 0
 
     /// What the share holds once running.
     public var totalBytes: Int { items.reduce(0) { $0 + $1.bytes } }
@@ -45,9 +50,17 @@ public struct MemoryPlan: Sendable, Equatable {
     /// The resident size while a lost connection is made again: everything running, the
     /// encoder included, plus what publishing loads.
     public var reconnectPeakBytes: Int { reconnectHeapBytes > 0 ? totalBytes + reconnectHeapBytes : 0 }
-    /// The process's peak: the highest of the phases — the encoder's start-up, running, a
-    /// reconnect, and closing.
-    public var peakBytes: Int { max(totalBytes, startupPeakBytes, closingPeakBytes, reconnectPeakBytes) }
+    /// The resident size before the output lets the start-up's pages go (it connects, or sends
+    /// its first frame): everything running but the encoder's frames, those pages still held
+    /// (0 when the output lets none go).
+    public var connectingPeakBytes: Int {
+        releasedStartupBytes > 0 ? totalBytes - encoderBytes + encoderOpenBytes + releasedStartupBytes : 0
+    }
+    /// The process's peak: the highest of the phases — the encoder's start-up, connecting,
+    /// running, a reconnect, and closing.
+    public var peakBytes: Int {
+        max(totalBytes, startupPeakBytes, connectingPeakBytes, closingPeakBytes, reconnectPeakBytes)
+    }
     public var fits: Bool { peakBytes <= capBytes }
 
     /// Source frames: the one kept for repeats (it is the encoder's input when no transform is
@@ -166,18 +179,39 @@ public enum MemoryPlanner {
     /// peak is the running phase (`bench/harness/planner_case.py`, H.264 with audio: `--whip`
     /// 26.1–27.2 / 36.8–36.9 MiB at 640x360 / 1280x720 in two runs, less the plan's other
     /// items): 4.9 / 13.0 MiB.
+    /// Above `H264Encoder.Configuration.screenContentMaximumPixels` openh264 codes in camera
+    /// mode (`h264CameraModeBytes`).
     public static func h264EncoderBytes(_ size: PictureSize) -> Int {
-        linear(((size360, 4.9), (size720, 13.0)), size) + openh264CodeBytes
+        if h264InCameraMode(size) { return h264CameraModeBytes(size) }
+        return linear(((size360, 4.9), (size720, 13.0)), size) + openh264CodeBytes
+    }
+    /// Whether openh264 codes `size` in camera mode (`H264Encoder.Configuration.contentModeIsScreen`).
+    static func h264InCameraMode(_ size: PictureSize) -> Bool {
+        size.pixels > H264Encoder.Configuration.screenContentMaximumPixels
+    }
+    static let size900 = PictureSize(width: 1600, height: 900)
+    /// openh264 in camera mode (the sizes above 1280x720): without screen content's block
+    /// feature tables it writes its buffers at its first frames and keeps them, so its start-up
+    /// is no phase of its own and a WHIP share's late first frames add nothing. Calibrated on
+    /// the shipped build against `--peer` testsrc shares with audio, whose resident size is
+    /// flat from the first frames on (36.9 / 30.7 MiB at 1920x1080 / 1600x900, less the plan's
+    /// other items): 15.7 / 11.2 MiB; a WHIP 1080p share through a reconnect, 46.2–46.5 MiB,
+    /// agrees within 0.3.
+    static func h264CameraModeBytes(_ size: PictureSize) -> Int {
+        linear(((size900, 11.19), (size1080, 15.69)), size) + openh264CodeBytes
     }
     /// openh264's growth while it opens and codes its first frames, before it gives part back:
-    /// a `--peer` H.264 share's peak is this phase (21.4 / 34.3 MiB at 640x360 / 1280x720, less
-    /// `startupRuntimeBytes`): 12.0 / 25.2 MiB; 48.2 at 1920x1080 (a 1080p share: 57.7 MiB).
+    /// a `--peer` H.264 share's peak is this phase (22.1 / 35.5 MiB at 640x360 / 1280x720 on
+    /// the shipped build, `planner_case.py`, less `startupRuntimeBytes` and openh264's code):
+    /// 13.0 / 26.4 MiB (screen-content mode; it was 48.2 at 1920x1080, a 1080p share 57.7 MiB,
+    /// before the sizes above 1280x720 went to camera mode).
     /// Its zero-fill at open is left out (`StartupZeroFill`), but its first frames write those
     /// buffers (reference pictures, screen-content motion search tables): the phase stays.
     /// (The figure this replaces, 8.1 / 21.3 MiB measured as a difference from VP8's peak,
     /// planned H.264 shares 2.7–8.3 MiB too high.)
     public static func h264EncoderStartupBytes(_ size: PictureSize) -> Int {
-        linear(12.0, 25.2, 48.2, size) + openh264CodeBytes
+        if h264InCameraMode(size) { return h264CameraModeBytes(size) }
+        return linear(((size360, 13.0), (size720, 26.4)), size) + openh264CodeBytes
     }
 
     /// What openh264 keeps besides `h264EncoderBytes` when its first frames come after the
@@ -189,7 +223,17 @@ public enum MemoryPlanner {
     /// before the connection came up (and 41.2–41.5 where none had) before video waited for
     /// it; 640x360: 26.6–27.3 against 26.0. Less `h264EncoderBytes`' share: 3.5 / 0.2 MiB.
     public static func h264LateFirstFramesBytes(_ size: PictureSize) -> Int {
-        max(0, linear(((size360, 0.2), (size720, 3.5)), size))
+        if h264InCameraMode(size) { return 0 }
+        return max(0, linear(((size360, 0.2), (size720, 3.5)), size))
+    }
+
+    /// openh264's first frames' growth above its running figure when they come after the
+    /// start-up's pages were let go (`--peer`: with its first frame): measured as the peak of
+    /// `--peer` H.264 shares with audio less their running plan (`planner_case.py`, medians of
+    /// 3): 1.6 / 3.2 MiB at 640x360 / 1280x720; none in camera mode (1920x1080: 0.7 under).
+    public static func h264FirstFramesAfterReleaseBytes(_ size: PictureSize) -> Int {
+        if h264InCameraMode(size) { return 0 }
+        return max(0, linear(((size360, 1.6), (size720, 3.2)), size))
     }
 
     /// What the encoder of `choice` takes at `size`; `auto` (a WHIP offer of both) plans for
@@ -266,12 +310,19 @@ public enum MemoryPlanner {
         }
         budget += budgetSlackBytes
         items.append(.init(name: "budget bookkeeping", bytes: budgetSlackBytes))
+        if configuration.outputReleasedStartupBytes > 0 {
+            items.append(.init(name: "start-up's code pages let go once under way",
+                               bytes: -configuration.outputReleasedStartupBytes))
+        }
         var plan = MemoryPlan(outputSize: output, items: items, budgetBytes: budget,
                               needsTransform: needsTransform, capBytes: configuration.memoryCapBytes)
         plan.videoCodec = configuration.videoCodec
         plan.encoderBytes = encoder
         plan.closingHeapBytes = configuration.outputClosingHeapBytes
         plan.reconnectHeapBytes = configuration.outputReconnectHeapBytes
+        plan.releasedStartupBytes = configuration.outputReleasedStartupBytes
+        // Opened, nothing coded yet (video waits for the connection): its start-up growth.
+        plan.encoderOpenBytes = configuration.videoCodec == .h264 ? openh264CodeBytes : vp8EncoderStartupBytes(output)
         // The encoder is made first (`ShareSession.prepareEncoder`): at its start only the
         // runtime is resident beside it.
         switch configuration.videoCodec {
@@ -281,6 +332,12 @@ public enum MemoryPlanner {
         case .auto:
             plan.startupPeakBytes = startupRuntimeBytes + max(h264EncoderStartupBytes(output),
                                                               reclaims ? vp8EncoderStartupBytes(output) : 0)
+        }
+        // An output that lets the start-up's pages go with its first frame (`--peer`) has
+        // openh264's first frames after that: their growth stands on the running share instead.
+        if configuration.outputReleasedStartupBytes > 0, !configuration.videoWaitsForConnection,
+           configuration.videoCodec != .vp8 {
+            plan.startupPeakBytes = plan.totalBytes + h264FirstFramesAfterReleaseBytes(output)
         }
         return plan
     }

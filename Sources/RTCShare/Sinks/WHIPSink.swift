@@ -77,6 +77,20 @@ public final class WHIPSink: MediaSink, TransportOutput {
         (39 << 20) / 4 + (configuration.turnServers.isEmpty ? 0 : 256 << 10)
     }
 
+    /// What a share's resident size loses when, connected, it lets go of the pages only its
+    /// start ran (`WHIPConfiguration.releasesStartupCodePages`): libcrypto and libssl 4.6 → 1.8
+    /// MiB, NSS 2.75 → 1.3, the binary 6.3 → 5.5, libc and libstdc++ 2.5 → 1.1. Measured (release
+    /// build, peak RSS of testsrc shares with audio into aiortc, 3 runs each, against the same
+    /// shares before): 1280x720@20 35.2 → 28.3 MiB, 640x360 25.7 → 18.6 running (its peak, 22.8,
+    /// is now the connecting phase); 6.4 MiB against the plan's running figures.
+    public static let startupCodeReleasedBytes = (64 << 20) / 10
+
+    /// What the share lets go of once it connects (`startupCodeReleasedBytes`; the planner takes
+    /// it off the running share and counts it before); 0 when it keeps the pages.
+    public static func releasedStartupBytes(_ configuration: WHIPConfiguration) -> Int {
+        configuration.releasesStartupCodePages ? startupCodeReleasedBytes : 0
+    }
+
     /// What closing loads once the encoder has gone: libcurl again for the DELETE, with its
     /// chain (GnuTLS, Kerberos, LDAP, libssh2, p11-kit, nettle …: 3.9 MiB of pages) and its heap.
     /// Measured as the share's peak, which comes there at 640x360, less its running size without
@@ -89,8 +103,12 @@ public final class WHIPSink: MediaSink, TransportOutput {
     /// peak RSS of a share the server closes 2.5 s in, less the same share not closed): 3.3 MiB
     /// at 640x360, 4.1 at 1280x720 before GnuTLS's start-up was left out (0.6–0.75 MiB);
     /// `bench/harness/planner_case.py` checks it. 0 when the share does not reconnect.
+    /// When the start-up's pages were let go (`releasesStartupCodePages`) a reconnect touches
+    /// part of them again (the POST, the handshake) before it lets them go once more: 6.0 MiB,
+    /// measured as the peaks of 11 WHIP shares closed 2.5 s in (`planner_case.py`: 4.8–6.7 above
+    /// their running figure, within 1 MiB of 6.0 but for the 1080p VP8 share's 4.8).
     public static func reconnectHeapBytes(_ configuration: WHIPConfiguration) -> Int {
-        configuration.reconnect.limit == .off ? 0 : (38 << 20) / 10
+        configuration.reconnect.limit == .off ? 0 : configuration.releasesStartupCodePages ? 6 << 20 : (38 << 20) / 10
     }
 
     /// Offer → publish, before the first frame; a temporary failure is tried again after the
@@ -331,6 +349,9 @@ public final class WHIPSink: MediaSink, TransportOutput {
 
     private func connected(_ session: WHIPPublishedSession, at now: MediaTime) {
         session.connectedAt = now
+        // The handshake (and a reconnect's POST) was the last of the start: what only they ran
+        // goes out of the resident set.
+        if configuration.releasesStartupCodePages { StartupCodePages.release() }
         publisher.lastPathRelayed = session.transport.connection?.isRelayed ?? false
         policy.connected(at: now)
         if let lostAt {
@@ -433,6 +454,7 @@ extension ShareConfiguration {
         outputHeapBytes = WHIPSink.heapBytes(whip)
         outputClosingHeapBytes = WHIPSink.closingHeapBytes(whip)
         outputReconnectHeapBytes = WHIPSink.reconnectHeapBytes(whip)
+        outputReleasedStartupBytes = WHIPSink.releasedStartupBytes(whip)
         videoWaitsForConnection = true
     }
 }
