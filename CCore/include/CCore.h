@@ -15,5 +15,6 @@
 #include "ccore/yuv.h"
 #include "ccore/pcm.h"
 #include "ccore/reclaim.h"
+#include "ccore/change.h"
 
 #endif
