@@ -154,6 +154,19 @@ void ccore_change_map_age(ccore_change_map *map, ccore_change_counts *counts) {
     if (counts) *counts = (ccore_change_counts){0, active, map->total};
 }
 
+void ccore_change_map_renew(ccore_change_map *map, uint8_t hold) {
+    if (map == NULL) return;
+    uint8_t renewed = hold == 255 ? 255 : (uint8_t)(hold + 1);
+    for (uint32_t i = 0; i < map->total; i++)
+        if (map->activity[i] > 0) map->activity[i] = renewed;
+}
+
+void ccore_change_map_activate_all(ccore_change_map *map, uint8_t count) {
+    if (map == NULL) return;
+    for (uint32_t i = 0; i < map->total; i++)
+        if (map->activity[i] < count) map->activity[i] = count;
+}
+
 void ccore_change_map_reset(ccore_change_map *map) {
     if (map != NULL) map->seen = 0;
 }

@@ -183,3 +183,51 @@ TEST(changeMapRejectsBadArguments) {
     a.im.height = 32;
     cimage_free(&a);
 }
+
+// A dropped picture's changes are still coded: they stay active through the next update even
+// with a hold of one picture.
+TEST(changeMapRenewKeepsADroppedPicturesChangesActive) {
+    check_rng r = {0x42};
+    cimage a = cimage_make(&r, 32, 16);
+    void *mem;
+    ccore_change_map *map = map_make(32, 16, &mem);
+    REQUIRE(map != NULL);
+    ccore_change_counts c;
+    REQUIRE(ccore_change_map_update(map, &a.im, 1, &c) == CCORE_OK);
+    REQUIRE(ccore_change_map_update(map, &a.im, 1, &c) == CCORE_OK && c.active == 0);
+    a.im.plane[0][0] ^= 1;
+    REQUIRE(ccore_change_map_update(map, &a.im, 1, &c) == CCORE_OK && c.changed == 1 && c.active == 1);
+    ccore_change_map_renew(map, 1);
+    REQUIRE(ccore_change_map_update(map, &a.im, 1, &c) == CCORE_OK);
+    CHECK(c.changed == 0 && c.active == 1 && ccore_change_map_activity(map, NULL, NULL)[0] == 1);
+    REQUIRE(ccore_change_map_update(map, &a.im, 1, &c) == CCORE_OK);
+    CHECK(c.active == 0);
+    ccore_change_map_renew(map, 255);
+    CHECK(ccore_change_map_activity(map, NULL, NULL)[0] == 0);
+    ccore_change_map_renew(NULL, 1);
+    free(mem);
+    cimage_free(&a);
+}
+
+// After a keyframe every macroblock is active again, none lowered.
+TEST(changeMapActivateAllRaisesEveryCount) {
+    check_rng r = {0x43};
+    cimage a = cimage_make(&r, 48, 16);
+    void *mem;
+    ccore_change_map *map = map_make(48, 16, &mem);
+    REQUIRE(map != NULL);
+    ccore_change_counts c;
+    REQUIRE(ccore_change_map_update(map, &a.im, 9, &c) == CCORE_OK);
+    for (int i = 0; i < 9; i++) ccore_change_map_age(map, &c);
+    REQUIRE(c.active == 0);
+    a.im.plane[0][0] ^= 1;
+    REQUIRE(ccore_change_map_update(map, &a.im, 9, &c) == CCORE_OK && c.active == 1);
+    ccore_change_map_activate_all(map, 5);
+    const uint8_t *act = ccore_change_map_activity(map, NULL, NULL);
+    CHECK(act[0] == 9 && act[1] == 5 && act[2] == 5);
+    ccore_change_map_age(map, &c);
+    CHECK(c.active == 3);
+    ccore_change_map_activate_all(NULL, 1);
+    free(mem);
+    cimage_free(&a);
+}

@@ -137,10 +137,12 @@ public enum VideoEncoder: ~Copyable, @unchecked Sendable {
     }
 
     /// Encodes `frame` and gives the encoded frame to `body`; false when rate control dropped it.
+    /// `activeMap`: the macroblocks that may have changed (VP8 skips the others without a
+    /// search; openh264 has no such control and codes the whole picture).
     @discardableResult
-    public mutating func encode(_ frame: borrowing FrameSlot,
+    public mutating func encode(_ frame: borrowing FrameSlot, activeMap: ActiveMap? = nil,
                                 _ body: (EncodedVideoFrame) -> Void) throws(MediaError) -> Bool {
-        try mutate(vp8: { e throws(MediaError) in try e.encode(frame, body) },
+        try mutate(vp8: { e throws(MediaError) in try e.encode(frame, activeMap: activeMap, body) },
                    h264: { e throws(MediaError) in try e.encode(frame, body) })
     }
 
@@ -157,5 +159,21 @@ public enum VideoEncoder: ~Copyable, @unchecked Sendable {
             self = .h264(e)
             return try result.get()
         }
+    }
+}
+
+/// Which macroblocks of a picture an encoder must look at: a byte a 16x16 macroblock, row after
+/// row, nonzero where the picture may have changed since the last one coded; zero where it is
+/// the same, so the macroblock can be coded as skipped (a copy of the last picture) without a
+/// search. Borrowed for one `encode` call.
+public struct ActiveMap {
+    public let activity: UnsafeBufferPointer<UInt8>
+    public let rows: Int
+    public let cols: Int
+
+    public init(activity: UnsafeBufferPointer<UInt8>, rows: Int, cols: Int) {
+        self.activity = activity
+        self.rows = rows
+        self.cols = cols
     }
 }

@@ -48,6 +48,15 @@ ccore_status ccore_change_map_update(ccore_change_map *map, const ccore_image *f
 /// by one. Fills *counts (may be NULL).
 void ccore_change_map_age(ccore_change_map *map, ccore_change_counts *counts);
 
+/// The picture of the last update was not coded after all (the encoder's rate control dropped
+/// it): every active macroblock's count becomes hold + 1 (at most 255), so what changed in it
+/// stays active through the next update, whatever `hold` is.
+void ccore_change_map_renew(ccore_change_map *map, uint8_t hold);
+
+/// Every macroblock was coded afresh (a keyframe): each count becomes at least `count`, so the
+/// frames after it refine the whole picture, not only what changes.
+void ccore_change_map_activate_all(ccore_change_map *map, uint8_t count);
+
 /// Forgets the last picture: the next update finds every macroblock changed.
 void ccore_change_map_reset(ccore_change_map *map);
 
