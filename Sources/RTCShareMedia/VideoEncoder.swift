@@ -94,6 +94,14 @@ public enum VideoEncoder: ~Copyable, @unchecked Sendable {
         }
     }
 
+    /// Whether the last coded picture came out fine enough that coding a still one again would
+    /// refine little: VP8's quantizer at or under `VP8Encoder.refinedQuantizer`. openh264 tells
+    /// nothing of the kind: always true.
+    /// (Mutating only so it can be asked of an optional encoder in place.)
+    public mutating func lastPictureRefined() -> Bool {
+        mutate(vp8: { ($0.lastQuantizer ?? 0) <= VP8Encoder.refinedQuantizer }, h264: { _ in true })
+    }
+
     public var stats: VideoEncoderStats {
         switch self {
         case .vp8(let e): e.stats

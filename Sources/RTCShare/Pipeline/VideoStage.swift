@@ -106,9 +106,10 @@ struct VideoStage: ~Copyable {
         case unchanged
     }
 
-    /// How many pictures a macroblock stays active after it changed, or after a keyframe coded
-    /// it afresh: the frames after a change refine it (its first coding is coarse when the
-    /// rate goes to a big change), and only then is it coded as skipped without a look. On
+    /// How many fine pictures (`VideoEncoder.lastPictureRefined()`) a macroblock stays active after
+    /// it changed, or after a keyframe coded it afresh: the frames after a change refine it (its
+    /// first coding is coarse when the rate goes to a big change), and only then is it coded as
+    /// skipped without a look. On
     /// bench/run's screen clip at 2500 kbit/s a macroblock let go after the keyframe stayed
     /// at the keyframe's coarse picture (viewer PSNR-Y 48 dB against 63); held 30 pictures
     /// (a second at 30 fps) the picture is as fine as without the map, in 9 % fewer bytes.
@@ -153,7 +154,9 @@ struct VideoStage: ~Copyable {
         }
         if let emitError { throw emitError }
         // What changed in a dropped picture was never coded: it stays active for the next.
-        if !delivered { changes.renew(hold: Self.refinePictures) }
+        // What changed in a dropped picture was never coded, and a coarse picture is not done
+        // refining: what is active stays active (the count only runs down over fine pictures).
+        if !delivered || !encoder!.lastPictureRefined() { changes.renew(hold: Self.refinePictures) }
         if codedKeyframe { changes.activateAll(count: Self.refinePictures) }
         return delivered ? .coded : .dropped
     }
