@@ -112,9 +112,10 @@ public struct SharePipelineStateMachine: Sendable {
         public var isRepeat: Bool
         /// Coded whatever it costs: the picture has gone too long without a coded frame.
         public var againstLongGap: Bool
-        /// Zero-hertz for any source: when not a macroblock of the picture changed lately
-        /// (`VideoStage`'s change map), nothing need be encoded. False when a frame went out
-        /// longer than `ZeroHertz.refresh` ago (the still picture is sent again then).
+        /// Zero-hertz for any source: when not a macroblock of the source's new picture changed
+        /// lately (`VideoStage`'s change map), nothing need be encoded. False for a repeat, a
+        /// keyframe, and when a frame went out longer than `ZeroHertz.refresh` ago (the still
+        /// picture is sent again then).
         public var skipIfUnchanged: Bool = false
     }
 
@@ -417,7 +418,9 @@ public struct SharePipelineStateMachine: Sendable {
         let keyframe: Keyframe = keyframeNow ? .forced : (wantsKeyframe ? .requested : .no)
         keyframeNow = false
         var skipIfUnchanged = false
-        if keyframe == .no, let zero = configuration.zeroHertz, let coded = lastCodedAt {
+        // A repeat is the filler's: for a stalled source it holds the rate (the watchdog restarts
+        // the source meanwhile); a still one is handled by `stillEnoughToSkip`.
+        if keyframe == .no, !isRepeat, let zero = configuration.zeroHertz, let coded = lastCodedAt {
             skipIfUnchanged = now - coded < zero.refresh
         }
         push(.encode(EncodeOrder(at: now, mediaTimestamp: mediaTimestamp, keyframe: keyframe, mayDrop: mayDrop,
