@@ -16,5 +16,6 @@
 #include "ccore/pcm.h"
 #include "ccore/reclaim.h"
 #include "ccore/codepages.h"
+#include "ccore/change.h"
 
 #endif

@@ -25,6 +25,14 @@ vpx_codec_err_t rtcs_vpx_control_get_int(vpx_codec_ctx_t *ctx, int ctrl_id, int 
     return vpx_codec_control_(ctx, ctrl_id, value);
 }
 
+vpx_codec_err_t rtcs_vpx_set_active_map(vpx_codec_ctx_t *ctx, const unsigned char *map, unsigned int rows,
+                                        unsigned int cols) {
+    if (ctx == NULL) return VPX_CODEC_INVALID_PARAM;
+    // libvpx only reads the map (it copies it into its own), whatever the field's constness.
+    vpx_active_map_t active = {.active_map = (unsigned char *)map, .rows = rows, .cols = cols};
+    return vpx_codec_control_(ctx, VP8E_SET_ACTIVEMAP, &active);
+}
+
 // opus_encoder_ctl type-checks through macros that expand to (request, value); the request
 // numbers are passed the same way here.
 

@@ -94,6 +94,14 @@ public enum VideoEncoder: ~Copyable, @unchecked Sendable {
         }
     }
 
+    /// Whether the last coded picture came out fine enough that coding a still one again would
+    /// refine little: VP8's quantizer at or under `VP8Encoder.refinedQuantizer`. openh264 tells
+    /// nothing of the kind: always true.
+    /// (Mutating only so it can be asked of an optional encoder in place.)
+    public mutating func lastPictureRefined() -> Bool {
+        mutate(vp8: { ($0.lastQuantizer ?? 0) <= VP8Encoder.refinedQuantizer }, h264: { _ in true })
+    }
+
     public var stats: VideoEncoderStats {
         switch self {
         case .vp8(let e): e.stats
@@ -137,10 +145,12 @@ public enum VideoEncoder: ~Copyable, @unchecked Sendable {
     }
 
     /// Encodes `frame` and gives the encoded frame to `body`; false when rate control dropped it.
+    /// `activeMap`: the macroblocks that may have changed (VP8 skips the others without a
+    /// search; openh264 has no such control and codes the whole picture).
     @discardableResult
-    public mutating func encode(_ frame: borrowing FrameSlot,
+    public mutating func encode(_ frame: borrowing FrameSlot, activeMap: ActiveMap? = nil,
                                 _ body: (EncodedVideoFrame) -> Void) throws(MediaError) -> Bool {
-        try mutate(vp8: { e throws(MediaError) in try e.encode(frame, body) },
+        try mutate(vp8: { e throws(MediaError) in try e.encode(frame, activeMap: activeMap, body) },
                    h264: { e throws(MediaError) in try e.encode(frame, body) })
     }
 
@@ -157,5 +167,21 @@ public enum VideoEncoder: ~Copyable, @unchecked Sendable {
             self = .h264(e)
             return try result.get()
         }
+    }
+}
+
+/// Which macroblocks of a picture an encoder must look at: a byte a 16x16 macroblock, row after
+/// row, nonzero where the picture may have changed since the last one coded; zero where it is
+/// the same, so the macroblock can be coded as skipped (a copy of the last picture) without a
+/// search. Borrowed for one `encode` call.
+public struct ActiveMap {
+    public let activity: UnsafeBufferPointer<UInt8>
+    public let rows: Int
+    public let cols: Int
+
+    public init(activity: UnsafeBufferPointer<UInt8>, rows: Int, cols: Int) {
+        self.activity = activity
+        self.rows = rows
+        self.cols = cols
     }
 }

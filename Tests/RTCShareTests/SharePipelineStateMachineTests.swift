@@ -136,6 +136,49 @@ import Testing
         #expect(zero.machine.stats.repeatedFrames == zero.repeats.count)
     }
 
+    /// Zero-hertz for a source that cannot say its picture is unchanged (a file, a pipe): each
+    /// order may be left uncoded when nothing in the picture changed lately (the stage's change
+    /// map decides), but for one a second, which goes whatever; keyframes always go. The
+    /// encoder is told of each picture left out.
+    @Test func anUnchangedPictureMayGoUncodedButForOneASecond() {
+        var m = Self.machine()
+        _ = Self.actions(&m)
+        var coded: [MediaTime] = [], mayBeLeft = 0, left = 0, skippedTold = 0
+        // Frames at 20 fps for 4 s; from 0.5 s on the picture no longer changes.
+        for ms in stride(from: Int64(0), to: 4000, by: 50) {
+            let now = Self.at(ms)
+            m.frameArrived(at: now, captureTime: now, orientation: .up)
+            if ms == 2000 { m.keyframeRequested(at: now) }
+            m.tick(at: now, source: .init())
+            for action in Self.actions(&m) {
+                switch action {
+                case .encode(let order):
+                    if order.keyframe != .no { #expect(!order.skipIfUnchanged, "a keyframe always goes") }
+                    if order.skipIfUnchanged { mayBeLeft += 1 }
+                    if order.skipIfUnchanged && ms >= 500 {
+                        left += 1
+                        m.pictureUnchanged(order)
+                    } else {
+                        coded.append(order.at)
+                        Self.code(&m, order)
+                    }
+                case .skipped(let interval):
+                    #expect(interval == 50_000)
+                    skippedTold += 1
+                default: break
+                }
+            }
+        }
+        skippedTold += Self.actions(&m).filter { if case .skipped = $0 { true } else { false } }.count
+        #expect(mayBeLeft >= 70, "every order but the refreshes and keyframes may be left: \(mayBeLeft)")
+        let still = coded.filter { $0 >= Self.at(500) }
+        // A second after the last coded frame (450 ms), the keyframe asked for at 2 s, and a
+        // second after that.
+        #expect(still == [Self.at(1450), Self.at(2000), Self.at(3000)], "\(still.map(\.microseconds))")
+        #expect(left == m.unchangedNotEncoded && skippedTold == left && left >= 60)
+        #expect(m.stats.encodedFrames == coded.count)
+    }
+
     @Test func nothingIsEncodedWhileNoOutputCanTakeItAndTheConnectionsFirstFrameIsForced() {
         var m = Self.machine()
         _ = Self.actions(&m)

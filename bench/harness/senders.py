@@ -28,8 +28,14 @@ DIFFERENCES = [
     "the middle, and keeps a coarse keyframe's strong level when that strip is flat); ffmpeg and GStreamer "
     "stay at -6",
     "zero-hertz: after 2 s without a source frame rtcshare encodes one repeat a second (its pacer repeats "
-    "the last frame otherwise); on stdin every frame is a source frame, so this never happens in the "
-    "end-to-end cases",
+    "the last frame otherwise), and a picture in which no 16x16 macroblock changed for 30 pictures is "
+    "not encoded but once a second, whatever the source; the clips' frame marker changes every frame, "
+    "so this never happens in the end-to-end cases",
+    "active map: rtcshare gives libvpx a map of the macroblocks that changed within the last 30 fine "
+    "pictures (quantizer 20 or under; a keyframe counts as a change everywhere): the others are coded as "
+    "skipped without a search; ffmpeg and GStreamer let libvpx look at every macroblock",
+    "encoder rate: rtcshare's --bitrate is the rate on the wire, so its encoder is asked for that less "
+    "what RTP, SRTP and RTCP add (~3 %); ffmpeg's and GStreamer's encoders are asked for the full rate",
     "token partitions: rtcshare and GStreamer use 4; ffmpeg 5.1 exposes none (libvpx default: 1)",
     "rate buffer optimum: rtcshare and GStreamer 600 ms; ffmpeg derives it (5/6 of the buffer, 833 ms)",
     "keyframes: rtcshare forces one every 3 s (libvpx's own placement off); ffmpeg and GStreamer "

@@ -41,6 +41,12 @@ vpx_codec_err_t rtcs_vpx_control_int(vpx_codec_ctx_t *ctx, int ctrl_id, int valu
 /// VPX_CODEC_OK, or the libvpx error (`*value` untouched).
 vpx_codec_err_t rtcs_vpx_control_get_int(vpx_codec_ctx_t *ctx, int ctrl_id, int *value);
 
+/// Sets VP8's active map (VP8E_SET_ACTIVEMAP) from `map`, `rows` x `cols` macroblocks, nonzero
+/// active (libvpx copies it); a NULL map makes every macroblock active again. Returns
+/// VPX_CODEC_OK, or the libvpx error (VPX_CODEC_INVALID_PARAM for a size not the encoder's).
+vpx_codec_err_t rtcs_vpx_set_active_map(vpx_codec_ctx_t *ctx, const unsigned char *map, unsigned int rows,
+                                        unsigned int cols);
+
 // ---- libopus (opus_encoder_ctl) ----
 // A getter writes `*out` only when it returns OPUS_OK.
 

@@ -112,6 +112,11 @@ public struct SharePipelineStateMachine: Sendable {
         public var isRepeat: Bool
         /// Coded whatever it costs: the picture has gone too long without a coded frame.
         public var againstLongGap: Bool
+        /// Zero-hertz for any source: when not a macroblock of the source's new picture changed
+        /// lately (`VideoStage`'s change map), nothing need be encoded. False for a repeat, a
+        /// keyframe, and when a frame went out longer than `ZeroHertz.refresh` ago (the still
+        /// picture is sent again then).
+        public var skipIfUnchanged: Bool = false
     }
 
     public enum Action: Sendable, Equatable {
@@ -193,6 +198,8 @@ public struct SharePipelineStateMachine: Sendable {
     var lastRepeatOrderedAt: MediaTime?
     /// Repeats of a still picture not encoded (zero-hertz).
     public internal(set) var repeatsNotEncoded = 0
+    /// Pictures not encoded because no macroblock had changed lately (`pictureUnchanged`).
+    public internal(set) var unchangedNotEncoded = 0
     var seconds: SecondBookkeeping
     var sourceSeen = SourceProgress()
 
@@ -410,8 +417,21 @@ public struct SharePipelineStateMachine: Sendable {
         }
         let keyframe: Keyframe = keyframeNow ? .forced : (wantsKeyframe ? .requested : .no)
         keyframeNow = false
+        var skipIfUnchanged = false
+        // A repeat is the filler's: for a stalled source it holds the rate (the watchdog restarts
+        // the source meanwhile); a still one is handled by `stillEnoughToSkip`.
+        if keyframe == .no, !isRepeat, let zero = configuration.zeroHertz, let coded = lastCodedAt {
+            skipIfUnchanged = now - coded < zero.refresh
+        }
         push(.encode(EncodeOrder(at: now, mediaTimestamp: mediaTimestamp, keyframe: keyframe, mayDrop: mayDrop,
-                                 isRepeat: isRepeat, againstLongGap: gapForces)))
+                                 isRepeat: isRepeat, againstLongGap: gapForces, skipIfUnchanged: skipIfUnchanged)))
+    }
+
+    /// `order` was not encoded: nothing in the picture had changed lately. The encoder is
+    /// told, so the next frame it gets is sized for one frame interval, not for the stretch.
+    public mutating func pictureUnchanged(_ order: EncodeOrder) {
+        unchangedNotEncoded += 1
+        push(.skipped(frameIntervalMicroseconds: 1_000_000 / Int64(max(pacer.framesPerSecond, 1))))
     }
 
     /// The encoder put out a frame of `bytes` for the order being carried out.

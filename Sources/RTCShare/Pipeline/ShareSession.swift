@@ -129,11 +129,15 @@ public final class ShareSession: Sendable {
         func perform(_ action: SharePipelineStateMachine.Action, at now: MediaTime) throws(ShareError) -> FinishReason? {
             switch action {
             case .encode(let order):
-                let delivered = try video.encode(order) { (frame, outgoing) throws(ShareError) in
+                let outcome = try video.encode(order) { (frame, outgoing) throws(ShareError) in
                     pipeline.frameCoded(bytes: frame.bytes.count, isKeyframe: frame.isKeyframe, at: order.at)
                     try outputs.send(video: outgoing)
                 }
-                pipeline.encodeFinished(order, delivered: delivered)
+                if outcome == .unchanged {
+                    pipeline.pictureUnchanged(order)
+                } else {
+                    pipeline.encodeFinished(order, delivered: outcome == .coded)
+                }
             case .skipped(let interval): video.noteSkipped(frameIntervalMicroseconds: interval)
             case .setOutputMaximum(let kbps): outputs.setMaximumBitrate(kbps: kbps, at: now)
             case .setEncoderBitrate(let kbps): try video.setBitrate(kbps: kbps)

@@ -294,6 +294,10 @@ public enum MemoryPlanner {
             items.append(.init(name: "transform scratch", bytes: scratch))
             budget += MemoryPlan.outputSlots * outBytes + scratch
         }
+        // Which macroblocks changed since the last coded picture (VideoStage): 9 bytes a macroblock.
+        let changeMapBytes = ChangeMap.bytes(width: output.width, height: output.height) ?? 0
+        items.append(.init(name: "change map \(output)", bytes: changeMapBytes))
+        budget += changeMapBytes + 64
         if configuration.outputBudgetBytes > 0 {
             items.append(.init(name: "packet history (retransmissions)", bytes: configuration.outputBudgetBytes))
             budget += configuration.outputBudgetBytes
