@@ -132,8 +132,8 @@ public final class PortalSource: ScreenFitting {
         let turned: Orientation = orientation.swapsAxes ? .up : .right
         let fittedTurned = X11StripPlan.fittedSize(screenWidth: plannedHeight & ~1, screenHeight: plannedWidth & ~1,
                                                    into: delivered)
-        return max(WaylandSource.scratchBytes(width: plannedWidth, height: plannedHeight, into: fitted, orientation: orientation),
-                   WaylandSource.scratchBytes(width: plannedWidth, height: plannedHeight, into: fittedTurned, orientation: turned),
+        return max(PackedScreenPicture.scratchBytes(width: plannedWidth, height: plannedHeight, into: fitted, orientation: orientation),
+                   PackedScreenPicture.scratchBytes(width: plannedWidth, height: plannedHeight, into: fittedTurned, orientation: turned),
                    64)
     }
 
@@ -206,27 +206,13 @@ public final class PortalSource: ScreenFitting {
                 throw SourceError("portal: the screen comes as RGBx in read-only buffers; rtcshare reads BGRx/BGRA, "
                                   + "or RGBx/RGBA it may swap in place")
             }
-            WaylandSource.swapRedAndBlue(base, width: width, height: height, stride: stride)
+            PackedScreenPicture.swapRedAndBlue(base, width: width, height: height, stride: stride)
         }
-        var slot: FrameSlot
-        do {
-            slot = try pool.acquire(format: .i420, width: delivered.width, height: delivered.height)
-        } catch {
-            return nil
-        }
-        let source = FramePixels(packed: .bgrx, width: width, height: height, base: base, stride: stride)
-        let failure: CoreError? = slot.withMutablePixels { pixels -> CoreError? in
-            if fitted != delivered { WaylandSource.paintBlack(pixels) }
-            let target = pixels.region(x: placement.x, y: placement.y, width: fitted.width, height: fitted.height)
-            do throws(CoreError) {
-                try PixelConversion.transform(source, into: target, orientation: orientation,
-                                              scratch: scratchBase, scratchBytes: scratchBytes)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        if let failure { throw SourceError("portal: converting the screen failed (\(failure))") }
+        guard var slot = try PackedScreenPicture.convert(base, width: width, height: height, stride: stride,
+                                                         orientation: orientation, delivered: delivered, fitted: fitted,
+                                                         placement: placement, scratch: scratchBase,
+                                                         scratchBytes: scratchBytes, pool: pool, what: "portal: converting the screen")
+        else { return nil }
         hasDelivered = true
         conversions += 1
         slot.ptsMicroseconds = time.microseconds
@@ -242,7 +228,7 @@ public final class PortalSource: ScreenFitting {
         let upright = turned.uprightSize(width: width, height: height)
         let next = X11StripPlan.fittedSize(screenWidth: max(upright.width & ~1, 2), screenHeight: max(upright.height & ~1, 2),
                                            into: delivered)
-        guard WaylandSource.scratchBytes(width: width, height: height, into: next, orientation: turned) <= scratchBytes else {
+        guard PackedScreenPicture.scratchBytes(width: width, height: height, into: next, orientation: turned) <= scratchBytes else {
             throw SourceError("portal: the screen changed to \(width)x\(height), more than this share reserved memory for; "
                               + "start the share again")
         }

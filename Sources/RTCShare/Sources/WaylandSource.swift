@@ -129,14 +129,9 @@ public final class WaylandSource: ScreenFitting {
         let turned: Orientation = orientation.swapsAxes ? .up : .right
         let fittedTurned = X11StripPlan.fittedSize(screenWidth: bufferHeight & ~1, screenHeight: bufferWidth & ~1,
                                                    into: delivered)
-        return max(Self.scratchBytes(width: bufferWidth, height: bufferHeight, into: fitted, orientation: orientation),
-                   Self.scratchBytes(width: bufferWidth, height: bufferHeight, into: fittedTurned, orientation: turned),
+        return max(PackedScreenPicture.scratchBytes(width: bufferWidth, height: bufferHeight, into: fitted, orientation: orientation),
+                   PackedScreenPicture.scratchBytes(width: bufferWidth, height: bufferHeight, into: fittedTurned, orientation: turned),
                    64)
-    }
-
-    static func scratchBytes(width: Int, height: Int, into size: PictureSize, orientation: Orientation) -> Int {
-        PixelConversion.transformScratchBytes(from: .bgrx, width: width, height: height,
-                                              toWidth: size.width, height: size.height, orientation: orientation)
     }
 
     public func prepare(budget: MemoryBudget) throws(SourceError) {
@@ -246,7 +241,7 @@ public final class WaylandSource: ScreenFitting {
         let upright = turned.uprightSize(width: width, height: height)
         let next = X11StripPlan.fittedSize(screenWidth: max(upright.width & ~1, 2), screenHeight: max(upright.height & ~1, 2),
                                            into: delivered)
-        guard Self.scratchBytes(width: width, height: height, into: next, orientation: turned) <= scratchBytes else {
+        guard PackedScreenPicture.scratchBytes(width: width, height: height, into: next, orientation: turned) <= scratchBytes else {
             throw SourceError("wayland: the output of \(display) changed to \(width)x\(height), more than this share "
                               + "reserved memory for; start the share again")
         }
@@ -263,51 +258,16 @@ public final class WaylandSource: ScreenFitting {
         guard let base = connection!.bufferBase else { return nil }
         let width = Int(info.width), height = Int(info.height), stride = Int(info.stride)
         if info.red_first != 0 {
-            Self.swapRedAndBlue(base, width: width, height: height, stride: stride)
+            PackedScreenPicture.swapRedAndBlue(base, width: width, height: height, stride: stride)
         }
-        var frame: FrameSlot
-        do {
-            frame = try pool.acquire(format: .i420, width: delivered.width, height: delivered.height)
-        } catch {
-            return nil
-        }
-        let source = FramePixels(packed: .bgrx, width: width, height: height, base: base, stride: stride)
-        let failure: CoreError? = frame.withMutablePixels { pixels -> CoreError? in
-            if fitted != delivered { Self.paintBlack(pixels) }
-            let target = pixels.region(x: placement.x, y: placement.y, width: fitted.width, height: fitted.height)
-            do throws(CoreError) {
-                try PixelConversion.transform(source, into: target, orientation: orientation,
-                                              scratch: scratchBase, scratchBytes: scratchBytes)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        if let failure { throw SourceError("wayland: converting the output failed (\(failure))") }
+        guard var frame = try PackedScreenPicture.convert(base, width: width, height: height, stride: stride,
+                                                         orientation: orientation, delivered: delivered, fitted: fitted,
+                                                         placement: placement, scratch: scratchBase,
+                                                         scratchBytes: scratchBytes, pool: pool, what: "wayland: converting the output")
+        else { return nil }
         hasDelivered = true
         frame.ptsMicroseconds = time.microseconds
         return frame
-    }
-
-    /// XBGR/ABGR hold R G B X in memory; the converter reads B G R X.
-    static func swapRedAndBlue(_ base: UnsafeMutablePointer<UInt8>, width: Int, height: Int, stride: Int) {
-        for y in 0..<height {
-            let row = base + y * stride
-            for x in 0..<width {
-                let p = row + x * 4
-                let r = p[0]
-                p[0] = p[2]
-                p[2] = r
-            }
-        }
-    }
-
-    /// Black (limited range) over the whole frame, before a picture smaller than it goes in.
-    static func paintBlack(_ pixels: FramePixels) {
-        for index in 0..<3 {
-            let plane = pixels.plane(index)
-            for y in 0..<plane.rows { plane.row(y).update(repeating: index == 0 ? 16 : 128) }
-        }
     }
 
     /// A wl_shm format code as its four letters (DRM fourcc) or its number (0 and 1 are ARGB/XRGB).

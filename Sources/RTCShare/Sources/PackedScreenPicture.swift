@@ -1,0 +1,64 @@
+import RTCShareCore
+import RTCShareMedia
+
+/// A compositor's picture in 32-bit pixels (Wayland's screencopy buffer, a PipeWire buffer of
+/// the portal), turned into a delivered frame: converted, oriented and shrunk in one CCore pass,
+/// the fitted picture placed in the frame with black around it. Shared by the sources that get
+/// their whole picture handed over, as opposed to X11's strips.
+enum PackedScreenPicture {
+    /// The frame of `delivered` size holding the picture at `base`, or nil when every slot is busy
+    /// downstream (that capture is skipped; the source is alive). A conversion CCore refuses is
+    /// the source's error, `what` naming it.
+    static func convert(_ base: UnsafeMutablePointer<UInt8>, width: Int, height: Int, stride: Int,
+                        orientation: Orientation, delivered: PictureSize, fitted: PictureSize,
+                        placement: (x: Int, y: Int), scratch: UnsafeMutableRawPointer?, scratchBytes: Int,
+                        pool: FramePool, what: String) throws(SourceError) -> FrameSlot? {
+        var frame: FrameSlot
+        do {
+            frame = try pool.acquire(format: .i420, width: delivered.width, height: delivered.height)
+        } catch {
+            return nil
+        }
+        let source = FramePixels(packed: .bgrx, width: width, height: height, base: base, stride: stride)
+        let failure: CoreError? = frame.withMutablePixels { pixels -> CoreError? in
+            if fitted != delivered { paintBlack(pixels) }
+            let target = pixels.region(x: placement.x, y: placement.y, width: fitted.width, height: fitted.height)
+            do throws(CoreError) {
+                try PixelConversion.transform(source, into: target, orientation: orientation,
+                                              scratch: scratch, scratchBytes: scratchBytes)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw SourceError("\(what) failed (\(failure))") }
+        return frame
+    }
+
+    /// The fused transform's scratch for a `width` x `height` picture shrunk into `size`.
+    static func scratchBytes(width: Int, height: Int, into size: PictureSize, orientation: Orientation) -> Int {
+        PixelConversion.transformScratchBytes(from: .bgrx, width: width, height: height,
+                                              toWidth: size.width, height: size.height, orientation: orientation)
+    }
+
+    /// XBGR/ABGR (RGBx/RGBA) hold R G B X in memory; the converter reads B G R X.
+    static func swapRedAndBlue(_ base: UnsafeMutablePointer<UInt8>, width: Int, height: Int, stride: Int) {
+        for y in 0..<height {
+            let row = base + y * stride
+            for x in 0..<width {
+                let p = row + x * 4
+                let r = p[0]
+                p[0] = p[2]
+                p[2] = r
+            }
+        }
+    }
+
+    /// Black (limited range) over the whole frame, before a picture smaller than it goes in.
+    static func paintBlack(_ pixels: FramePixels) {
+        for index in 0..<3 {
+            let plane = pixels.plane(index)
+            for y in 0..<plane.rows { plane.row(y).update(repeating: index == 0 ? 16 : 128) }
+        }
+    }
+}
