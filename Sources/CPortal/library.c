@@ -1,6 +1,7 @@
 #include "library.h"
 
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 
@@ -33,6 +34,14 @@ static int load(const char *soname, const char *package, const char *const *name
 static const char *const dbus_names[] = { RTCS_DBUS_CALLS(RTCS_SYMBOL) };
 static const char *const pw_names[] = { RTCS_PW_CALLS(RTCS_SYMBOL) };
 #undef RTCS_SYMBOL
+
+void rtcs_portal_fail(char *error, size_t len, const char *format, ...) {
+    if (!error || len == 0) return;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(error, len, format, args);
+    va_end(args);
+}
 
 int rtcs_portal_load(char *error, size_t error_len) {
     pthread_mutex_lock(&lock);

@@ -208,6 +208,9 @@ extern struct rtcs_pw_api rtcs_pipewire;
 /// Loads libdbus-1.so.3 and libpipewire-0.3.so.0 once (kept for the process's life: PipeWire
 /// loads its own modules beside them); 0 on success, else -1 with one line in `error`.
 int rtcs_portal_load(char *error, size_t error_len);
+
+/// One line into the caller's `error` buffer (nothing when there is none).
+void rtcs_portal_fail(char *error, size_t len, const char *format, ...) __attribute__((format(printf, 3, 4)));
 #endif
 
 #endif

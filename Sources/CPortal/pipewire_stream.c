@@ -49,13 +49,7 @@ static void set_error(rtcs_pw *pw, const char *format, ...) {
     pw->state = RTCS_PW_FAILED;
 }
 
-static void fail(char *error, size_t len, const char *format, ...) {
-    if (!error || len == 0) return;
-    va_list args;
-    va_start(args, format);
-    vsnprintf(error, len, format, args);
-    va_end(args);
-}
+#define fail rtcs_portal_fail
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static void init_pipewire(void) { rtcs_pipewire.pw_init(NULL, NULL); }

@@ -26,13 +26,7 @@ struct rtcs_portal {
     int closed;
 };
 
-static void fail(char *error, size_t len, const char *format, ...) {
-    if (!error || len == 0) return;
-    va_list args;
-    va_start(args, format);
-    vsnprintf(error, len, format, args);
-    va_end(args);
-}
+#define fail rtcs_portal_fail
 
 static long long now_ms(void) {
     struct timespec t;
