@@ -35,6 +35,23 @@ enum PackedScreenPicture {
         return frame
     }
 
+    /// Bytes of one picture of `width` x `height` 32-bit pixels as compositors lay it out (rows
+    /// to 256 bytes, the whole to pages).
+    static func bufferBytes(width: Int, height: Int) -> Int {
+        (((width * 4 + 255) & ~255) * height + 4095) & ~4095
+    }
+
+    /// The scratch to reserve for a `width` x `height` picture stored as `orientation`, delivered
+    /// fitted into `delivered`: for either way round, so a screen that turns mid-share needs no
+    /// more than was reserved.
+    static func reservedScratchBytes(width: Int, height: Int, orientation: Orientation, fitted: PictureSize,
+                                     delivered: PictureSize) -> Int {
+        let turned: Orientation = orientation.swapsAxes ? .up : .right
+        let fittedTurned = X11StripPlan.fittedSize(screenWidth: height & ~1, screenHeight: width & ~1, into: delivered)
+        return max(scratchBytes(width: width, height: height, into: fitted, orientation: orientation),
+                   scratchBytes(width: width, height: height, into: fittedTurned, orientation: turned), 64)
+    }
+
     /// The fused transform's scratch for a `width` x `height` picture shrunk into `size`.
     static func scratchBytes(width: Int, height: Int, into size: PictureSize, orientation: Orientation) -> Int {
         PixelConversion.transformScratchBytes(from: .bgrx, width: width, height: height,

@@ -122,19 +122,14 @@ public final class PortalSource: ScreenFitting {
 
     /// The buffers PipeWire maps from the producer: the screen at 4 bytes a pixel, each.
     public var sharedMemoryBytes: Int {
-        PortalSession.maxBuffers * WaylandSource.bufferBytes(width: plannedWidth, height: plannedHeight)
+        PortalSession.maxBuffers * PackedScreenPicture.bufferBytes(width: plannedWidth, height: plannedHeight)
     }
 
     public var budgetBytes: Int { reservedScratchBytes + 4096 }
 
     private var reservedScratchBytes: Int {
-        // Either way round, so a screen that turns mid-share needs no more than was reserved.
-        let turned: Orientation = orientation.swapsAxes ? .up : .right
-        let fittedTurned = X11StripPlan.fittedSize(screenWidth: plannedHeight & ~1, screenHeight: plannedWidth & ~1,
-                                                   into: delivered)
-        return max(PackedScreenPicture.scratchBytes(width: plannedWidth, height: plannedHeight, into: fitted, orientation: orientation),
-                   PackedScreenPicture.scratchBytes(width: plannedWidth, height: plannedHeight, into: fittedTurned, orientation: turned),
-                   64)
+        PackedScreenPicture.reservedScratchBytes(width: plannedWidth, height: plannedHeight, orientation: orientation, fitted: fitted,
+                                                 delivered: delivered)
     }
 
     public func prepare(budget: MemoryBudget) throws(SourceError) {

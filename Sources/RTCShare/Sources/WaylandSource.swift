@@ -115,23 +115,14 @@ public final class WaylandSource: ScreenFitting {
     /// The buffer the compositor copies into: the output's picture at 4 bytes a pixel, rows
     /// padded to 256 bytes (room for a compositor that pads its stride). Shared with the
     /// compositor, so beside the budget; every page is written by the first copy.
-    public var sharedMemoryBytes: Int { Self.bufferBytes(width: bufferWidth, height: bufferHeight) }
-
-    static func bufferBytes(width: Int, height: Int) -> Int {
-        (((width * 4 + 255) & ~255) * height + 4095) & ~4095
-    }
+    public var sharedMemoryBytes: Int { PackedScreenPicture.bufferBytes(width: bufferWidth, height: bufferHeight) }
 
     /// The fused transform's scratch for the whole picture.
     public var budgetBytes: Int { reservedScratchBytes + 4096 }
 
     private var reservedScratchBytes: Int {
-        // Either way round, so an output that turns mid-share needs no more than was reserved.
-        let turned: Orientation = orientation.swapsAxes ? .up : .right
-        let fittedTurned = X11StripPlan.fittedSize(screenWidth: bufferHeight & ~1, screenHeight: bufferWidth & ~1,
-                                                   into: delivered)
-        return max(PackedScreenPicture.scratchBytes(width: bufferWidth, height: bufferHeight, into: fitted, orientation: orientation),
-                   PackedScreenPicture.scratchBytes(width: bufferWidth, height: bufferHeight, into: fittedTurned, orientation: turned),
-                   64)
+        PackedScreenPicture.reservedScratchBytes(width: bufferWidth, height: bufferHeight, orientation: orientation, fitted: fitted,
+                                                 delivered: delivered)
     }
 
     public func prepare(budget: MemoryBudget) throws(SourceError) {
