@@ -191,6 +191,8 @@ import Testing
                                                  ["--share-width", "1280", "--pointer", "600,400,1280,720"], in: desktop.dir, name: "client")
         defer { client.kill() }
         #expect(client.waitForOutput(containing: "ready", onStandardOutput: true, timeout: 20))
+        // The pointer enters the window and the red cursor is set (late on a loaded machine).
+        #expect(client.waitForOutput(containing: "cursor set", onStandardOutput: true, timeout: 30))
         let ivf = desktop.work.appendingPathComponent("c.ivf").path
         let share = try desktop.asUser(Tools.rtcshare, ["--source", "portal", "--cursor", "--portal-token-file",
                                                         desktop.work.appendingPathComponent("token").path,

@@ -237,6 +237,8 @@ import Testing
                                          ["--share-width", "1280", "--pointer", "600,400,1280,720"], in: dir, name: "client")
         defer { client.kill() }
         #expect(client.waitForOutput(containing: "ready", onStandardOutput: true, timeout: 20))
+        // The pointer enters the window and the red cursor is set (late on a loaded machine).
+        #expect(client.waitForOutput(containing: "cursor set", onStandardOutput: true, timeout: 30))
         let ivf = dir.appendingPathComponent("c.ivf").path
         let share = try sway.background(Tools.rtcshare, ["--source", "wayland", "--cursor", "--size", "1280x720",
                                                          "--output", ivf, "--duration", "2"], in: dir, name: "share")

@@ -177,7 +177,11 @@ static void make_cursor(void) {
 
 static void pointer_enter(void *data, struct wl_pointer *p, uint32_t serial, struct wl_surface *s, wl_fixed_t x, wl_fixed_t y) {
     (void)data; (void)s; (void)x; (void)y;
-    if (app.cursor_surface) wl_pointer_set_cursor(p, serial, app.cursor_surface, 0, 0);
+    if (app.cursor_surface == NULL) return;
+    wl_pointer_set_cursor(p, serial, app.cursor_surface, 0, 0);
+    // The test waits for this before it shares: on a loaded machine the enter can come late.
+    printf("cursor set\n");
+    fflush(stdout);
 }
 static void pointer_leave(void *d, struct wl_pointer *p, uint32_t serial, struct wl_surface *s) { (void)d; (void)p; (void)serial; (void)s; }
 static void pointer_motion(void *d, struct wl_pointer *p, uint32_t t, wl_fixed_t x, wl_fixed_t y) { (void)d; (void)p; (void)t; (void)x; (void)y; }
