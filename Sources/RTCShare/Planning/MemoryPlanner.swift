@@ -196,9 +196,11 @@ public enum MemoryPlanner {
     /// the shipped build against `--peer` testsrc shares with audio, whose resident size is
     /// flat from the first frames on (36.9 / 30.7 MiB at 1920x1080 / 1600x900, less the plan's
     /// other items): 15.7 / 11.2 MiB; a WHIP 1080p share through a reconnect, 46.2–46.5 MiB,
-    /// agrees within 0.3.
+    /// agrees within 0.3. With the start-up's code pages let go, three rehearsals measured the
+    /// 1080p `--peer` share 0.9, 1.0 and over 1 MiB under its plan, and the WHIP one 0.7–0.9: the
+    /// 1080p point is 0.4 lower (15.3), still over every measured peak.
     static func h264CameraModeBytes(_ size: PictureSize) -> Int {
-        linear(((size900, 11.19), (size1080, 15.69)), size) + openh264CodeBytes
+        linear(((size900, 11.19), (size1080, 15.3)), size) + openh264CodeBytes
     }
     /// openh264's growth while it opens and codes its first frames, before it gives part back:
     /// a `--peer` H.264 share's peak is this phase (22.1 / 35.5 MiB at 640x360 / 1280x720 on
