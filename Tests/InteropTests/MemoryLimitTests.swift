@@ -190,7 +190,7 @@ import Testing
     }
 
     /// The 1080p screen over WHIP with audio, H.264 (openh264 in camera mode above 720p): a
-    /// minute inside 50 MiB (planned 42.4 MiB through a reconnect, 36.4 running), aiortc
+    /// minute inside 50 MiB (planned 42.0 MiB through a reconnect), aiortc
     /// decoding what it gets.
     @Test func a1080pH264ShareWithAudioOverWHIPLivesInside50MiB() throws {
         guard let group = Self.cgroup() else { return }
