@@ -153,7 +153,6 @@ struct VideoStage: ~Copyable {
             throw .pipeline("encode: \(error)")
         }
         if let emitError { throw emitError }
-        // What changed in a dropped picture was never coded: it stays active for the next.
         // What changed in a dropped picture was never coded, and a coarse picture is not done
         // refining: what is active stays active (the count only runs down over fine pictures).
         if !delivered || !encoder!.lastPictureRefined() { changes.renew(hold: Self.refinePictures) }
