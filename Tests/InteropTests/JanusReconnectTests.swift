@@ -35,9 +35,10 @@ import Testing
             try #require(made.status == 0, "nft: \(made.stderr)")
         }
 
-        func restore() {
+        func restore() throws {
             let (exe, args) = ns.exec(nft, ["delete", "table", "inet", "rtcs_cut"])
-            _ = try? Tools.run(exe, args, timeout: 10)
+            let deleted = try Tools.run(exe, args, timeout: 10)
+            try #require(deleted.status == 0, "the cut stays: nft: \(deleted.stderr)")
         }
     }
 
@@ -138,7 +139,7 @@ import Testing
         usleep(3_000_000)  // the subscriber joins and decodes before the cut
         let cut = try PortCut(ns, port: sharePort)
         usleep(UInt32(outage * 1_000_000))
-        cut.restore()
+        try cut.restore()
         let restored = Tools.monotonicMicroseconds()
         let atReturn = Self.feedback(statsPath)
         // A cut shorter than the consent timeout is no reconnect: nothing to wait for.

@@ -51,8 +51,9 @@ import Testing
         let ip = Tools.which("ip") ?? "/usr/sbin/ip"
 
         init() throws {
-            name = "rtcshare-janus-\(getpid())"
-            _ = try? Tools.run(ip, ["netns", "del", name], timeout: 10)  // a leftover of a killed run
+            // One per test, not per process: JanusWHIPTests and JanusReconnectTests run at once,
+            // and a shared name let one test's set-up delete the namespace another's share ran in.
+            name = "rtcshare-janus-\(getpid())-\(UInt32.random(in: 0 ... 0xFFFF_FFFF))"
             for arguments in [
                 ["netns", "add", name],
                 ["netns", "exec", name, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1",
