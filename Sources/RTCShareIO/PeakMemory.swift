@@ -2,12 +2,53 @@ import Glibc
 
 /// Peak resident memory of this process (VmHWM), the figure the 50 MiB budget is about.
 public enum PeakMemory {
-    /// The kernel's high-water mark, and never below the resident figure read just now (the
-    /// two come from different accounting and the mark can lag behind by a few pages).
+    /// The kernel's high-water mark of this process image (VmHWM), and never below the resident
+    /// figure read just now (the two come from different accounting and the mark can lag behind
+    /// by a few pages). Not getrusage's ru_maxrss: that keeps the peak of the image before exec,
+    /// so a share started by a large parent that forked (a test runner) reported the parent's.
     public static func residentBytes() -> Int {
+        max(highWaterBytes() ?? rusagePeakBytes(), currentResidentBytes())
+    }
+
+    /// VmHWM from /proc/self/status, or nil if it cannot be read.
+    static func highWaterBytes() -> Int? {
+        let fd = open("/proc/self/status", O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 4096) { buffer -> Int? in
+            var filled = 0
+            while filled < buffer.count {
+                let n = read(fd, buffer.baseAddress! + filled, buffer.count - filled)
+                if n <= 0 { break }
+                filled += n
+            }
+            return highWaterKilobytes(in: UnsafeBufferPointer(rebasing: buffer[0..<filled])).map { $0 * 1024 }
+        }
+    }
+
+    /// The number on the "VmHWM:" line of a /proc/PID/status text ("VmHWM:\t  1234 kB").
+    static func highWaterKilobytes(in text: UnsafeBufferPointer<UInt8>) -> Int? {
+        let key = Array("\nVmHWM:".utf8)
+        guard text.count > key.count else { return nil }
+        var i = 0
+        while i + key.count <= text.count {
+            if text[i] == key[0], (1..<key.count).allSatisfy({ text[i + $0] == key[$0] }) {
+                var j = i + key.count, value = 0, digits = 0
+                while j < text.count, text[j] == UInt8(ascii: " ") || text[j] == UInt8(ascii: "\t") { j += 1 }
+                while j < text.count, text[j] >= UInt8(ascii: "0"), text[j] <= UInt8(ascii: "9"), digits < 15 {
+                    value = value * 10 + Int(text[j] - UInt8(ascii: "0")); j += 1; digits += 1
+                }
+                return digits > 0 ? value : nil
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    private static func rusagePeakBytes() -> Int {
         var usage = rusage()
         getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        return max(usage.ru_maxrss * 1024, currentResidentBytes())  // ru_maxrss: kilobytes on Linux
+        return usage.ru_maxrss * 1024  // kilobytes on Linux
     }
 
     /// Resident memory now (VmRSS, from /proc/self/statm), or 0 if it cannot be read.
