@@ -48,9 +48,7 @@ public final class PortalSource: ScreenFitting {
     /// The picture size the shared memory and the scratch were planned for.
     private var plannedWidth: Int
     private var plannedHeight: Int
-    private var scratch: BudgetBlock?
-    private var scratchBase: UnsafeMutableRawPointer?
-    private var scratchBytes = 0
+    private var scratch: PackedScreenPicture.Scratch?
     private var nextCapture: MediaTime
     private var hasDelivered = false
 
@@ -133,14 +131,7 @@ public final class PortalSource: ScreenFitting {
     }
 
     public func prepare(budget: MemoryBudget) throws(SourceError) {
-        do {
-            let block = try BudgetBlock(budget: budget, byteCount: reservedScratchBytes)
-            scratchBase = block.base
-            scratchBytes = block.byteCount
-            scratch = consume block
-        } catch {
-            throw SourceError("portal: reserving the conversion scratch: \(error)")
-        }
+        scratch = try PackedScreenPicture.Scratch(budget: budget, bytes: reservedScratchBytes, source: "portal")
         prepared = true
     }
 
@@ -205,8 +196,7 @@ public final class PortalSource: ScreenFitting {
         }
         guard var slot = try PackedScreenPicture.convert(base, width: width, height: height, stride: stride,
                                                          orientation: orientation, delivered: delivered, fitted: fitted,
-                                                         placement: placement, scratch: scratchBase,
-                                                         scratchBytes: scratchBytes, pool: pool, what: "portal: converting the screen")
+                                                         placement: placement, scratch: scratch!, pool: pool, what: "portal: converting the screen")
         else { return nil }
         hasDelivered = true
         conversions += 1
@@ -223,7 +213,7 @@ public final class PortalSource: ScreenFitting {
         let upright = turned.uprightSize(width: width, height: height)
         let next = X11StripPlan.fittedSize(screenWidth: max(upright.width & ~1, 2), screenHeight: max(upright.height & ~1, 2),
                                            into: delivered)
-        guard PackedScreenPicture.scratchBytes(width: width, height: height, into: next, orientation: turned) <= scratchBytes else {
+        guard scratch?.fits(width: width, height: height, into: next, orientation: turned) == true else {
             throw SourceError("portal: the screen changed to \(width)x\(height), more than this share reserved memory for; "
                               + "start the share again")
         }

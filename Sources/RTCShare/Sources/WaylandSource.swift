@@ -50,9 +50,7 @@ public final class WaylandSource: ScreenFitting {
     private var placement = (x: 0, y: 0)
     private var prepared = false
     private var mappedBytes = 0
-    private var scratch: BudgetBlock?
-    private var scratchBase: UnsafeMutableRawPointer?
-    private var scratchBytes = 0
+    private var scratch: PackedScreenPicture.Scratch?
     private var nextCapture: MediaTime
     private var hasDelivered = false
     /// Liveness while a copy waits for damage: the pongs seen and when they last grew.
@@ -126,14 +124,7 @@ public final class WaylandSource: ScreenFitting {
     }
 
     public func prepare(budget: MemoryBudget) throws(SourceError) {
-        do {
-            let block = try BudgetBlock(budget: budget, byteCount: reservedScratchBytes)
-            scratchBase = block.base
-            scratchBytes = block.byteCount
-            scratch = consume block
-        } catch {
-            throw SourceError("wayland: reserving the conversion scratch: \(error)")
-        }
+        scratch = try PackedScreenPicture.Scratch(budget: budget, bytes: reservedScratchBytes, source: "wayland")
         mappedBytes = sharedMemoryBytes
         try connection?.mapBuffer(bytes: mappedBytes)
         prepared = true
@@ -232,7 +223,7 @@ public final class WaylandSource: ScreenFitting {
         let upright = turned.uprightSize(width: width, height: height)
         let next = X11StripPlan.fittedSize(screenWidth: max(upright.width & ~1, 2), screenHeight: max(upright.height & ~1, 2),
                                            into: delivered)
-        guard PackedScreenPicture.scratchBytes(width: width, height: height, into: next, orientation: turned) <= scratchBytes else {
+        guard scratch?.fits(width: width, height: height, into: next, orientation: turned) == true else {
             throw SourceError("wayland: the output of \(display) changed to \(width)x\(height), more than this share "
                               + "reserved memory for; start the share again")
         }
@@ -253,8 +244,7 @@ public final class WaylandSource: ScreenFitting {
         }
         guard var frame = try PackedScreenPicture.convert(base, width: width, height: height, stride: stride,
                                                          orientation: orientation, delivered: delivered, fitted: fitted,
-                                                         placement: placement, scratch: scratchBase,
-                                                         scratchBytes: scratchBytes, pool: pool, what: "wayland: converting the output")
+                                                         placement: placement, scratch: scratch!, pool: pool, what: "wayland: converting the output")
         else { return nil }
         hasDelivered = true
         frame.ptsMicroseconds = time.microseconds
