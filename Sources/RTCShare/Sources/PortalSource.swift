@@ -64,6 +64,15 @@ public final class PortalSource: ScreenFitting {
     /// and their heap. Measured by smaps on a release share of a 1920x1080 screen at 1280x720
     /// against the same share of the wayland source: 3.5 MiB besides the buffers.
     public static let libraryBytes = 3_584 << 10
+    /// What of `libraryBytes` only the session's set-up touched (the D-Bus handshake, PipeWire's
+    /// context, modules and format negotiation): an output that lets the start-up's pages go
+    /// (`--peer`, `--whip`) lets these go with them. Measured (`bench/capture-cost.sh`, release,
+    /// SRTP `--peer`): the portal share's peak stood 1.3–2.4 MiB under its plan in 6 runs (41.7–42.8
+    /// against 44.1) while the X11 share of the same picture stood 0.0–0.5 over its own; the
+    /// same share into a file (nothing let go) 0.8 over (44.4 against 43.6), as testsrc's file
+    /// shares are. smaps at the peaks: libpipewire, its modules, libdbus and libsystemd about
+    /// 1 MiB smaller over `--peer` than into the file.
+    public static let setupPagesBytes = (13 << 20) / 10
 
     /// How long a new session may take to agree on a format before it counts as failed.
     static let negotiationTimeout = MediaDuration.milliseconds(10_000)

@@ -115,6 +115,15 @@ public final class WaylandSource: ScreenFitting {
     /// compositor, so beside the budget; every page is written by the first copy.
     public var sharedMemoryBytes: Int { PackedScreenPicture.bufferBytes(width: bufferWidth, height: bufferHeight) }
 
+    /// What a wayland share holds beside its buffer and scratch: libwayland-client's and libffi's
+    /// pages (0.12 MiB by smaps), and anonymous memory the X11 source's share of the same picture
+    /// does not reach (0.4–0.9 MiB at the peak, not attributed further by smaps). Measured
+    /// (`bench/capture-cost.sh`, release) as how far the wayland share's peak stood over its plan
+    /// beside how far the X11 share's stood: over SRTP `--peer` 0.5–0.8 MiB over its plan in 7
+    /// runs (X11 0.0–0.5), into a file 1.5–1.8 (testsrc 0.9–1.1); the window of the tests
+    /// (`MemoryPlannerAccuracyTests`) 0.2–0.8.
+    public static let libraryBytes = (9 << 20) / 10
+
     /// The fused transform's scratch for the whole picture.
     public var budgetBytes: Int { reservedScratchBytes + 4096 }
 
