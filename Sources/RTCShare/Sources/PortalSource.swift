@@ -67,12 +67,12 @@ public final class PortalSource: ScreenFitting {
     /// What of `libraryBytes` only the session's set-up touched (the D-Bus handshake, PipeWire's
     /// context, modules and format negotiation): an output that lets the start-up's pages go
     /// (`--peer`, `--whip`) lets these go with them. Measured (`bench/capture-cost.sh`, release,
-    /// SRTP `--peer`): the portal share's peak stood 1.3–2.4 MiB under its plan in 6 runs (41.7–42.8
-    /// against 44.1) while the X11 share of the same picture stood 0.0–0.5 over its own; the
-    /// same share into a file (nothing let go) 0.8 over (44.4 against 43.6), as testsrc's file
-    /// shares are. smaps at the peaks: libpipewire, its modules, libdbus and libsystemd about
-    /// 1 MiB smaller over `--peer` than into the file.
-    public static let setupPagesBytes = (13 << 20) / 10
+    /// SRTP `--peer`): the portal share peaked at 41.7–42.9 MiB in 8 runs, 1.2–2.4 under a plan
+    /// that kept them (44.1), while the X11 share of the same picture stood 0.0–0.6 over its own;
+    /// into a file (nothing let go) it peaked 0.8–1.3 over, as testsrc's file shares do. smaps at
+    /// the peaks: libpipewire, its modules, libdbus and libsystemd about 1 MiB smaller over
+    /// `--peer` than into the file.
+    public static let setupPagesBytes = (12 << 20) / 10
 
     /// How long a new session may take to agree on a format before it counts as failed.
     static let negotiationTimeout = MediaDuration.milliseconds(10_000)
