@@ -392,8 +392,16 @@ extension MemoryPlanner {
             if let shared = source as? any SharedMemorySource, shared.sharedMemoryBytes > 0 {
                 p.items.append(.init(name: "\(source.name) shared memory", bytes: shared.sharedMemoryBytes))
             }
+            if source is WaylandSource {
+                p.items.append(.init(name: "wayland: libwayland-client, libffi, the connection", bytes: WaylandSource.libraryBytes))
+            }
             if source is PortalSource {
                 p.items.append(.init(name: "portal: libpipewire, libdbus, PipeWire modules", bytes: PortalSource.libraryBytes))
+                // An output that lets the start-up's pages go lets the portal's set-up pages go with them.
+                if p.releasedStartupBytes > 0 {
+                    p.items.append(.init(name: "portal: its set-up's pages let go once under way", bytes: -PortalSource.setupPagesBytes))
+                    p.releasedStartupBytes += PortalSource.setupPagesBytes
+                }
             }
             return p
         }

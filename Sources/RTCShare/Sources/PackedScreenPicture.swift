@@ -6,13 +6,39 @@ import RTCShareMedia
 /// the fitted picture placed in the frame with black around it. Shared by the sources that get
 /// their whole picture handed over, as opposed to X11's strips.
 enum PackedScreenPicture {
+    /// The fused conversion's scratch, reserved from the share's budget once before the first
+    /// capture and kept for the whole share (a size change must fit in it: `fits`). A class so
+    /// the source can hold it as an optional (an optional noncopyable stored property cannot be
+    /// borrowed through on Swift 6.0).
+    final class Scratch {
+        private let block: BudgetBlock
+        var base: UnsafeMutableRawPointer { block.base }
+        var bytes: Int { block.byteCount }
+
+        /// `bytes` of the budget; a budget that cannot give them is `source`'s error.
+        init(budget: MemoryBudget, bytes: Int, source: String) throws(SourceError) {
+            let reserved: BudgetBlock
+            do {
+                reserved = try BudgetBlock(budget: budget, byteCount: bytes)
+            } catch {
+                throw SourceError("\(source): reserving the conversion scratch: \(error)")
+            }
+            block = reserved
+        }
+
+        /// Whether converting a `width` x `height` picture stored as `orientation` into `size` fits.
+        func fits(width: Int, height: Int, into size: PictureSize, orientation: Orientation) -> Bool {
+            PackedScreenPicture.scratchBytes(width: width, height: height, into: size, orientation: orientation) <= bytes
+        }
+    }
+
     /// The frame of `delivered` size holding the picture at `base`, or nil when every slot is busy
     /// downstream (that capture is skipped; the source is alive). A conversion CCore refuses is
     /// the source's error, `what` naming it.
     static func convert(_ base: UnsafeMutablePointer<UInt8>, width: Int, height: Int, stride: Int,
                         orientation: Orientation, delivered: PictureSize, fitted: PictureSize,
-                        placement: (x: Int, y: Int), scratch: UnsafeMutableRawPointer?, scratchBytes: Int,
-                        pool: FramePool, what: String) throws(SourceError) -> FrameSlot? {
+                        placement: (x: Int, y: Int), scratch: Scratch, pool: FramePool,
+                        what: String) throws(SourceError) -> FrameSlot? {
         var frame: FrameSlot
         do {
             frame = try pool.acquire(format: .i420, width: delivered.width, height: delivered.height)
@@ -25,7 +51,7 @@ enum PackedScreenPicture {
             let target = pixels.region(x: placement.x, y: placement.y, width: fitted.width, height: fitted.height)
             do throws(CoreError) {
                 try PixelConversion.transform(source, into: target, orientation: orientation,
-                                              scratch: scratch, scratchBytes: scratchBytes)
+                                              scratch: scratch.base, scratchBytes: scratch.bytes)
                 return nil
             } catch {
                 return error

@@ -48,9 +48,7 @@ public final class PortalSource: ScreenFitting {
     /// The picture size the shared memory and the scratch were planned for.
     private var plannedWidth: Int
     private var plannedHeight: Int
-    private var scratch: BudgetBlock?
-    private var scratchBase: UnsafeMutableRawPointer?
-    private var scratchBytes = 0
+    private var scratch: PackedScreenPicture.Scratch?
     private var nextCapture: MediaTime
     private var hasDelivered = false
 
@@ -66,6 +64,15 @@ public final class PortalSource: ScreenFitting {
     /// and their heap. Measured by smaps on a release share of a 1920x1080 screen at 1280x720
     /// against the same share of the wayland source: 3.5 MiB besides the buffers.
     public static let libraryBytes = 3_584 << 10
+    /// What of `libraryBytes` only the session's set-up touched (the D-Bus handshake, PipeWire's
+    /// context, modules and format negotiation): an output that lets the start-up's pages go
+    /// (`--peer`, `--whip`) lets these go with them. Measured (`bench/capture-cost.sh`, release,
+    /// SRTP `--peer`): the portal share peaked at 41.7–42.9 MiB in 8 runs, 1.2–2.4 under a plan
+    /// that kept them (44.1), while the X11 share of the same picture stood 0.0–0.6 over its own;
+    /// into a file (nothing let go) it peaked 0.8–1.3 over, as testsrc's file shares do. smaps at
+    /// the peaks: libpipewire, its modules, libdbus and libsystemd about 1 MiB smaller over
+    /// `--peer` than into the file.
+    public static let setupPagesBytes = (12 << 20) / 10
 
     /// How long a new session may take to agree on a format before it counts as failed.
     static let negotiationTimeout = MediaDuration.milliseconds(10_000)
@@ -133,14 +140,7 @@ public final class PortalSource: ScreenFitting {
     }
 
     public func prepare(budget: MemoryBudget) throws(SourceError) {
-        do {
-            let block = try BudgetBlock(budget: budget, byteCount: reservedScratchBytes)
-            scratchBase = block.base
-            scratchBytes = block.byteCount
-            scratch = consume block
-        } catch {
-            throw SourceError("portal: reserving the conversion scratch: \(error)")
-        }
+        scratch = try PackedScreenPicture.Scratch(budget: budget, bytes: reservedScratchBytes, source: "portal")
         prepared = true
     }
 
@@ -205,8 +205,7 @@ public final class PortalSource: ScreenFitting {
         }
         guard var slot = try PackedScreenPicture.convert(base, width: width, height: height, stride: stride,
                                                          orientation: orientation, delivered: delivered, fitted: fitted,
-                                                         placement: placement, scratch: scratchBase,
-                                                         scratchBytes: scratchBytes, pool: pool, what: "portal: converting the screen")
+                                                         placement: placement, scratch: scratch!, pool: pool, what: "portal: converting the screen")
         else { return nil }
         hasDelivered = true
         conversions += 1
@@ -223,7 +222,7 @@ public final class PortalSource: ScreenFitting {
         let upright = turned.uprightSize(width: width, height: height)
         let next = X11StripPlan.fittedSize(screenWidth: max(upright.width & ~1, 2), screenHeight: max(upright.height & ~1, 2),
                                            into: delivered)
-        guard PackedScreenPicture.scratchBytes(width: width, height: height, into: next, orientation: turned) <= scratchBytes else {
+        guard scratch?.fits(width: width, height: height, into: next, orientation: turned) == true else {
             throw SourceError("portal: the screen changed to \(width)x\(height), more than this share reserved memory for; "
                               + "start the share again")
         }

@@ -50,9 +50,7 @@ public final class WaylandSource: ScreenFitting {
     private var placement = (x: 0, y: 0)
     private var prepared = false
     private var mappedBytes = 0
-    private var scratch: BudgetBlock?
-    private var scratchBase: UnsafeMutableRawPointer?
-    private var scratchBytes = 0
+    private var scratch: PackedScreenPicture.Scratch?
     private var nextCapture: MediaTime
     private var hasDelivered = false
     /// Liveness while a copy waits for damage: the pongs seen and when they last grew.
@@ -117,6 +115,15 @@ public final class WaylandSource: ScreenFitting {
     /// compositor, so beside the budget; every page is written by the first copy.
     public var sharedMemoryBytes: Int { PackedScreenPicture.bufferBytes(width: bufferWidth, height: bufferHeight) }
 
+    /// What a wayland share holds beside its buffer and scratch: libwayland-client's and libffi's
+    /// pages (0.12 MiB by smaps), and anonymous memory the X11 source's share of the same picture
+    /// does not reach (0.4–0.9 MiB at the peak, not attributed further by smaps). Measured
+    /// (`bench/capture-cost.sh`, release) as how far the wayland share's peak stood over its plan
+    /// beside how far the X11 share's stood: over SRTP `--peer` 0.5–0.8 MiB over its plan in 7
+    /// runs (X11 0.0–0.5), into a file 1.5–1.8 (testsrc 0.9–1.1); the window of the tests
+    /// (`MemoryPlannerAccuracyTests`) 0.2–0.8.
+    public static let libraryBytes = (9 << 20) / 10
+
     /// The fused transform's scratch for the whole picture.
     public var budgetBytes: Int { reservedScratchBytes + 4096 }
 
@@ -126,14 +133,7 @@ public final class WaylandSource: ScreenFitting {
     }
 
     public func prepare(budget: MemoryBudget) throws(SourceError) {
-        do {
-            let block = try BudgetBlock(budget: budget, byteCount: reservedScratchBytes)
-            scratchBase = block.base
-            scratchBytes = block.byteCount
-            scratch = consume block
-        } catch {
-            throw SourceError("wayland: reserving the conversion scratch: \(error)")
-        }
+        scratch = try PackedScreenPicture.Scratch(budget: budget, bytes: reservedScratchBytes, source: "wayland")
         mappedBytes = sharedMemoryBytes
         try connection?.mapBuffer(bytes: mappedBytes)
         prepared = true
@@ -232,7 +232,7 @@ public final class WaylandSource: ScreenFitting {
         let upright = turned.uprightSize(width: width, height: height)
         let next = X11StripPlan.fittedSize(screenWidth: max(upright.width & ~1, 2), screenHeight: max(upright.height & ~1, 2),
                                            into: delivered)
-        guard PackedScreenPicture.scratchBytes(width: width, height: height, into: next, orientation: turned) <= scratchBytes else {
+        guard scratch?.fits(width: width, height: height, into: next, orientation: turned) == true else {
             throw SourceError("wayland: the output of \(display) changed to \(width)x\(height), more than this share "
                               + "reserved memory for; start the share again")
         }
@@ -253,8 +253,7 @@ public final class WaylandSource: ScreenFitting {
         }
         guard var frame = try PackedScreenPicture.convert(base, width: width, height: height, stride: stride,
                                                          orientation: orientation, delivered: delivered, fitted: fitted,
-                                                         placement: placement, scratch: scratchBase,
-                                                         scratchBytes: scratchBytes, pool: pool, what: "wayland: converting the output")
+                                                         placement: placement, scratch: scratch!, pool: pool, what: "wayland: converting the output")
         else { return nil }
         hasDelivered = true
         frame.ptsMicroseconds = time.microseconds
