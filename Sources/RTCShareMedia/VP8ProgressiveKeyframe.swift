@@ -20,8 +20,12 @@ struct VP8ProgressiveKeyframe: ~Copyable {
     /// Pictures larger than 1600x900 (5700 macroblocks): what fits the budget at 1600x900 does
     /// so without it, and its planned figures stay as measured.
     static let minimumMacroblocks = 5701
-    /// Frames the real picture takes to arrive after a keyframe or a full-screen change.
-    static let steps = 4
+    /// Frames the real picture takes to arrive after a keyframe or a full-screen change. Eight:
+    /// on a 1080p page of dense text over WHIP the share peaked at 56.8 MiB coding it whole, 46.0
+    /// in four bands, 44.0 in eight (`bench/harness/fullhd_case.py`, medians of 3), where what
+    /// stays is libvpx's running buffers; the page is complete 8 frames (0.57 s at 15 fps) after
+    /// the keyframe.
+    static let steps = 8
 
     let rows: Int
     let cols: Int

@@ -94,12 +94,15 @@ import Testing
         return run
     }
 
-    @Test func aDenseKeyframeAt1080pArrivesInBandsWithAQuarterOfTheTokens() throws {
+    @Test func aDenseKeyframeAt1080pArrivesInBandsWithAFractionOfTheTokens() throws {
         let steps = VP8ProgressiveKeyframe.steps
         let whole = try Self.run(progressive: false, frames: 2)
         let banded = try Self.run(progressive: true, frames: steps + 2)
         #expect(whole.tokensResident > 4 << 20, "a dense keyframe's tokens: \(whole.tokensResident) bytes")
-        #expect(banded.tokensResident * 10 <= whole.tokensResident * 4,
+        print("VP8ProgressiveKeyframeTests: tokens resident \(banded.tokensResident) against \(whole.tokensResident) bytes; "
+              + "PSNR \(banded.psnr) against \(whole.psnr) dB; bytes \(banded.bytes) against \(whole.bytes)")
+        // Eight bands: about an eighth of the tokens, a quarter allowed.
+        #expect(banded.tokensResident * 4 <= whole.tokensResident,
                 "tokens resident \(banded.tokensResident) against \(whole.tokensResident) bytes coded whole")
         #expect(banded.keyframes == [true] + Array(repeating: false, count: steps + 1))
         #expect(banded.progressiveKeyframes == 1 && whole.progressiveKeyframes == 0)
@@ -152,9 +155,10 @@ import Testing
     @Test func aMapOverTheBudgetIsCutToTheNextBand() throws {
         var cut = VP8ProgressiveKeyframe(width: Self.width, height: Self.height)
         let total = cut.rows * cut.cols, budget = cut.budget
-        #expect(budget == (total + 3) / 4)
+        let steps = VP8ProgressiveKeyframe.steps
+        #expect(budget == (total + steps - 1) / steps)
         var few = [UInt8](repeating: 0, count: total)
-        for i in stride(from: 0, to: total, by: 7) { few[i] = 30 }  // 1166 active, under 2040
+        for i in stride(from: 0, to: total, by: steps + 3) { few[i] = 30 }  // under the budget
         few.withUnsafeBufferPointer { activity in
             let map = ActiveMap(activity: activity, rows: cut.rows, cols: cut.cols)
             let out = cut.bound(map)?.activity.baseAddress
@@ -164,19 +168,18 @@ import Testing
             guard let map else { return [] }
             return (0..<total).filter { map.activity[$0] != 0 }
         }
-        // Every macroblock active (no map): four bands of rows in turn, then round again.
+        // Every macroblock active (no map): the bands of rows in turn, then round again.
         let first = active(cut.bound(nil))
         #expect(first == Array(0..<budget))
         let again = active(cut.bound(nil))
         #expect(again == first, "not coded: the same band again")
         cut.frameCoded()
-        let second = active(cut.bound(nil))
-        #expect(second == Array(budget..<(2 * budget)))
-        cut.frameCoded()
-        _ = cut.bound(nil); cut.frameCoded()
-        let fourth = active(cut.bound(nil))
-        #expect(fourth == Array((3 * budget)..<total) + Array(0..<(4 * budget - total)))
-        cut.frameCoded()
+        for band in 1..<steps {
+            let next = active(cut.bound(nil))
+            let upper = min((band + 1) * budget, total)
+            #expect(next == Array((band * budget)..<upper) + Array(0..<((band + 1) * budget - upper)), "band \(band)")
+            cut.frameCoded()
+        }
         // Over the budget with holes: only active macroblocks are taken, from the cursor on.
         var most = [UInt8](repeating: 1, count: total)
         for i in stride(from: 0, to: total, by: 2) { most[i] = 0 }
@@ -185,7 +188,7 @@ import Testing
             let taken = active(cut.bound(ActiveMap(activity: activity, rows: cut.rows, cols: cut.cols)))
             #expect(taken.count == budget)
             #expect(taken.allSatisfy { most[$0] != 0 })
-            // Four bands covered the picture: the cursor is back at its start.
+            // The bands covered the picture: the cursor is back at its start.
             #expect(taken == Array((0..<total).filter { most[$0] != 0 }.prefix(budget)))
         }
     }
