@@ -158,6 +158,12 @@ struct VP8ProgressiveKeyframe: ~Copyable {
 }
 
 extension VP8Encoder {
+    /// Whether an encoder of this size codes progressive keyframes (above 1600x900), for the
+    /// memory plan.
+    public static func codesProgressiveKeyframes(width: Int, height: Int) -> Bool {
+        ((height + 15) / 16) * ((width + 15) / 16) >= VP8ProgressiveKeyframe.minimumMacroblocks
+    }
+
     /// Turns the progressive keyframes on (the default, above 1600x900) or off, for the next
     /// frames: off, a keyframe codes the whole picture and no frame's map is cut.
     public mutating func setProgressiveKeyframes(enabled: Bool) {
