@@ -11,7 +11,8 @@ import RTCShareCore
 /// and with one encoder thread it writes them from the buffer's start, row after row (with
 /// threads each row starts at a fixed offset: `cpi->tok + mb_row * mb_cols * 16 * 24`), so
 /// the pages a frame makes resident follow the tokens it codes. A dense 1920x1080 page of text
-/// coded whole is ~11 MiB of them even at the coarsest quantizer; the buffer's pages go back
+/// coded whole is ~11 MiB of them even at the coarsest quantizer (fullhd_case's page; 27 MiB for
+/// the unit test's denser one); the buffer's pages go back
 /// after a large frame (`VP8Encoder.giveBackTokens`), so the peak is the largest frame's. A
 /// viewer joining on such a keyframe sees the whole picture `steps` frames later.
 ///
