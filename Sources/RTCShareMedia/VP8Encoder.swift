@@ -157,7 +157,10 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         self.codecConfig = codecConfig
         self.image = image
         self.configuration = configuration
-        progressive = VP8ProgressiveKeyframe(width: configuration.width, height: configuration.height)
+        // Only where the token buffer's pages can go back after a frame: resident whole (its
+        // zero-fill done), bands would bound nothing.
+        progressive = VP8ProgressiveKeyframe(width: configuration.width, height: configuration.height,
+                                             enabled: tokenBuffer != nil)
         keyframeCapPercent = configuration.maxKeyframeSizePercent
         keyframeLimit = KeyframeRateLimit(minimumIntervalMicroseconds: configuration.minimumKeyframeRequestIntervalMicroseconds)
     }

@@ -16,7 +16,9 @@ import RTCShareCore
 /// after a large frame (`VP8Encoder.giveBackTokens`), so the peak is the largest frame's. A
 /// viewer joining on such a keyframe sees the whole picture `steps` frames later.
 ///
-/// Below `minimumMacroblocks` (1600x900 and smaller) it is off and frames are coded as before.
+/// Below `minimumMacroblocks` (1600x900 and smaller) it is off and frames are coded as before;
+/// off too where libvpx's start-up zero-fill was done (`VP8Encoder.Configuration
+/// .reclaimStartupZeroPages` false, an embedder's default): the buffer is resident whole then.
 struct VP8ProgressiveKeyframe: ~Copyable {
     /// Pictures larger than 1600x900 (5700 macroblocks): what fits the budget at 1600x900 does
     /// so without it, and its planned figures stay as measured.
@@ -165,8 +167,9 @@ extension VP8Encoder {
         ((height + 15) / 16) * ((width + 15) / 16) >= VP8ProgressiveKeyframe.minimumMacroblocks
     }
 
-    /// Turns the progressive keyframes on (the default, above 1600x900) or off, for the next
-    /// frames: off, a keyframe codes the whole picture and no frame's map is cut.
+    /// Turns the progressive keyframes on (the default above 1600x900 where the token buffer's
+    /// pages go back) or off, for the next frames: off, a keyframe codes the whole picture and no
+    /// frame's map is cut.
     public mutating func setProgressiveKeyframes(enabled: Bool) {
         progressive = VP8ProgressiveKeyframe(width: width, height: height, enabled: enabled)
     }

@@ -1,3 +1,4 @@
+import Glibc
 import RTCShareCore
 import Testing
 
@@ -63,7 +64,9 @@ import Testing
         // Finds the token buffer (`VP8Encoder.largestTokenBytesResident`): a fresh mapping of its own.
         config.reclaimStartupZeroPages = true
         var encoder = try VP8Encoder(config)
-        if !progressive { encoder.setProgressiveKeyframes(enabled: false) }
+        // Set either way: the encoder turns them on only where it found its token buffer, which
+        // another suite's encoder opening at the same moment can hide (`StartupZeroFill`).
+        encoder.setProgressiveKeyframes(enabled: progressive)
         // Every frame coded: at 2500 kbit/s rate control drops the frames after a dense band (or
         // after a whole dense keyframe) until their bits are paid for, which says nothing of
         // the bands themselves.
@@ -96,8 +99,17 @@ import Testing
 
     @Test func aDenseKeyframeAt1080pArrivesInBandsWithAFractionOfTheTokens() throws {
         let steps = VP8ProgressiveKeyframe.steps
-        let whole = try Self.run(progressive: false, frames: 2)
-        let banded = try Self.run(progressive: true, frames: steps + 2)
+        // Each run again (up to ten times) until its encoder found its token buffer, as above.
+        func measured(_ progressive: Bool, frames: Int) throws -> Run {
+            var run = try Self.run(progressive: progressive, frames: frames)
+            for _ in 0..<9 where run.tokensResident == 0 {
+                usleep(200_000)
+                run = try Self.run(progressive: progressive, frames: frames)
+            }
+            return run
+        }
+        let whole = try measured(false, frames: 2)
+        let banded = try measured(true, frames: steps + 2)
         #expect(whole.tokensResident > 4 << 20, "a dense keyframe's tokens: \(whole.tokensResident) bytes")
         print("VP8ProgressiveKeyframeTests: tokens resident \(banded.tokensResident) against \(whole.tokensResident) bytes; "
               + "PSNR \(banded.psnr) against \(whole.psnr) dB; bytes \(banded.bytes) against \(whole.bytes)")
@@ -128,12 +140,18 @@ import Testing
     /// At 1600x900 and below a keyframe codes the whole picture and no map is cut: the output is
     /// the same as with the progressive keyframes turned off.
     @Test func smallerPicturesAreCodedAsBefore() throws {
+        // Nor at 1080p where libvpx zero-filled its token buffer (resident whole).
+        let zeroFilled = try VP8Encoder(.init(width: Self.width, height: Self.height, bitrateKbps: 2500))
+        let zeroFilledOn = zeroFilled.progressive.isOn
+        #expect(!zeroFilledOn)
         let at900 = VP8ProgressiveKeyframe(width: 1600, height: 900).isOn
         let at1080 = VP8ProgressiveKeyframe(width: 1920, height: 1080).isOn
         #expect(!at900 && at1080)
         let rig = try EncodeRig(width: 1280, height: 720)
         func hash(progressive: Bool) throws -> (UInt64, Int, Int) {
-            var encoder = try VP8Encoder(.init(width: 1280, height: 720, bitrateKbps: 2000))
+            var config = VP8Encoder.Configuration(width: 1280, height: 720, bitrateKbps: 2000)
+            config.reclaimStartupZeroPages = true
+            var encoder = try VP8Encoder(config)
             if !progressive { encoder.setProgressiveKeyframes(enabled: false) }
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
             for i in 0..<8 {
