@@ -44,6 +44,8 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     private var tokenBuffer: UnsafeMutableRawBufferPointer?
     /// Bytes of token-buffer pages given back after frames, in all.
     public private(set) var tokenBytesGivenBack = 0
+    /// The most of the token buffer one frame left resident (seen when its pages go back).
+    public private(set) var largestTokenBytesResident = 0
     /// Frames from this size up (and keyframes) give the token buffer's pages back.
     static let tokenGiveBackFrameBytes = 32 << 10
     /// Frames coded at the speed that searches the loop-filter level over the whole frame
@@ -53,6 +55,9 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     /// Frames coded with an active map (`encode(_:activeMap:_:)`), and whether libvpx holds one.
     public private(set) var activeMapFrames = 0
     private var activeMapSet = false
+    /// Above 1600x900: keyframes from a flat picture, no frame coding more than a band
+    /// (`VP8ProgressiveKeyframe`).
+    var progressive: VP8ProgressiveKeyframe
 
     private var keyframePending = false
     /// Spaces accepted keyframe requests (`minimumKeyframeRequestIntervalMicroseconds`).
@@ -152,6 +157,10 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         self.codecConfig = codecConfig
         self.image = image
         self.configuration = configuration
+        // Only where the token buffer's pages can go back after a frame: resident whole (its
+        // zero-fill done), bands would bound nothing.
+        progressive = VP8ProgressiveKeyframe(width: configuration.width, height: configuration.height,
+                                             enabled: tokenBuffer != nil)
         keyframeCapPercent = configuration.maxKeyframeSizePercent
         keyframeLimit = KeyframeRateLimit(minimumIntervalMicroseconds: configuration.minimumKeyframeRequestIntervalMicroseconds)
     }
@@ -309,7 +318,9 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         }
         var flags: vpx_enc_frame_flags_t = 0
         if keyframeWillBeForced { flags |= vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) }
-        try applyActiveMap(keyframeWillBeForced ? nil : activeMap)
+        // libvpx makes its first frame a keyframe by itself.
+        let keyframe = keyframeWillBeForced || stats.keyframesOut == 0
+        try applyActiveMap(keyframe ? nil : progressive.bound(activeMap))
 
         // libvpx takes its frame rate from the timestamps and sizes each frame for the time
         // since the one before, so frames the caller skipped (over its budget) would make the
@@ -343,6 +354,10 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
             image.pointee.planes = (y.row(0).baseAddress, u.row(0).baseAddress,
                                     v.row(0).baseAddress, nil)
             image.pointee.stride = (Int32(y.stride), Int32(u.stride), Int32(v.stride), 0)
+            if keyframe, let flat = progressive.flatPicture(like: pixels) {
+                image.pointee.planes = (flat.planes.0, flat.planes.1, flat.planes.2, nil)
+                image.pointee.stride = (flat.strides.0, flat.strides.1, flat.strides.2, 0)
+            }
             // VP8 copies the picture into its own frame buffer inside this call (no lookahead),
             // so the slot's pixels are not read after it returns.
             return vpx_codec_encode(context, image, vpx_codec_pts_t(encoderPts), duration, flags,
@@ -414,6 +429,7 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         }
         let data = frame.pointee.data.frame
         giveBackTokens(after: data)
+        progressive.frameCoded()
         stats.framesOut += 1
         stats.bytesOut += UInt64(data.sz)
         if Self.has(VPX_FRAME_IS_KEY, data.flags) {
@@ -436,6 +452,9 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     private mutating func giveBackTokens(after data: vpx_codec_cx_pkt.__Unnamed_union_data.__Unnamed_struct_frame) {
         guard let tokens = tokenBuffer,
               Self.has(VPX_FRAME_IS_KEY, data.flags) || data.sz >= Self.tokenGiveBackFrameBytes else { return }
+        if let resident = VP8ProgressiveKeyframe.residentBytes(tokens) {
+            largestTokenBytesResident = max(largestTokenBytesResident, resident)
+        }
         let start = UInt(bitPattern: tokens.baseAddress)
         var given = 0
         if ccore_discard_pages(start, start + UInt(tokens.count), &given) == CCORE_OK { tokenBytesGivenBack += given }

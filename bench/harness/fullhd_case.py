@@ -9,11 +9,16 @@ worst a screen of text gives an encoder: every macroblock detailed): one page he
 
     python3 bench/harness/fullhd_case.py BINARY [--codec vp8|h264] [--size 1920x1080] [--fps 15]
         [--seconds 20] [--still 6] [--transport whip|file] [--source x11|testsrc] [--runs 3]
-        [--arg=--mem-cap --arg=100M]
+        [--arg=--mem-cap --arg=100M] [--fill-delay]
 
 `--transport whip` publishes into the aiortc WHIP server (Tests/Peers/whip_server.py) with
 audio (testtone); `file` writes the encoded video to a file (no transport, no audio). Prints one
-JSON object: every run's peak and the median, and the breakdown of the median run."""
+JSON object: every run's peak and the median, and the breakdown of the median run.
+
+`--fill-delay` (with `--transport file` and the X11 source) also decodes the file and says how
+long after the first keyframe every macroblock of the still page has been coded: a macroblock
+still shows a flat picture while its decoded luma has no detail where the page's has (a VP8
+keyframe above 1600x900 is coded flat and the page follows in bands)."""
 import argparse
 import json
 import os
@@ -118,6 +123,37 @@ def smaps(pid):
     return {k: v for k, v in sorted(out.items(), key=lambda kv: -kv[1]) if v > 0}
 
 
+def fill_delay(work, size):
+    """Frames and seconds from the first keyframe until at most 1 % of the page's detailed
+    macroblocks still decode flat (luma range under 8 where the page's is 64 or more)."""
+    import numpy as np
+    w, h = (int(v) for v in size.split("x"))
+    page = subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-i", os.path.join(work, "page0.png"),
+                           "-f", "rawvideo", "-pix_fmt", "gray", "-"], check=True, capture_output=True).stdout
+    ivf = os.path.join(work, "out.ivf")
+    times = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v", "-show_entries", "frame=pts_time,key_frame",
+                            "-of", "csv=p=0", ivf], check=True, capture_output=True, text=True).stdout.split()
+    frames = subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-i", ivf, "-f", "rawvideo",
+                             "-pix_fmt", "gray", "-"], check=True, capture_output=True).stdout
+
+    def blocks(luma):
+        a = np.frombuffer(luma, dtype=np.uint8).reshape(h, w)[: h // 16 * 16, : w // 16 * 16]
+        b = a.reshape(h // 16, 16, w // 16, 16).swapaxes(1, 2).reshape(h // 16, w // 16, 256)
+        return b.max(axis=2).astype(int) - b.min(axis=2)
+
+    detailed = blocks(page) >= 64
+    rows = [t.split(",") for t in times]
+    first_key = next(i for i, r in enumerate(rows) if r[0] == "1")
+    start = float(rows[first_key][1])
+    for i in range(first_key, len(rows)):
+        flat = (blocks(frames[i * w * h:(i + 1) * w * h]) < 8) & detailed
+        if flat.sum() <= detailed.sum() // 100:
+            return {"frames_after_keyframe": i - first_key, "seconds": round(float(rows[i][1]) - start, 3),
+                    "flat_at_keyframe": int(((blocks(frames[first_key * w * h:(first_key + 1) * w * h]) < 8) & detailed).sum()),
+                    "detailed_macroblocks": int(detailed.sum())}
+    return None
+
+
 def run_once(args, work, display, screen):
     port_file, summary = os.path.join(work, "whip.port"), os.path.join(work, "whip.json")
     server = None
@@ -142,7 +178,7 @@ def run_once(args, work, display, screen):
     log = open(os.path.join(work, "sender.log"), "wb")
     proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
     started = time.monotonic()
-    high, at_high, mid = 0, {}, {}
+    high, at_high, mid, high_at = 0, {}, {}, 0.0
     changed = args.source != "x11"
     usage = None
     while usage is None:
@@ -153,7 +189,7 @@ def run_once(args, work, display, screen):
         now = time.monotonic() - started
         kib = rss_kib(proc.pid)
         if kib > high + 256:
-            high = kib
+            high, high_at = kib, round(now, 2)
             at_high = smaps(proc.pid)
         if not mid and now > args.seconds / 2 + args.still / 2:
             mid = smaps(proc.pid)
@@ -184,7 +220,8 @@ def run_once(args, work, display, screen):
     text = open(os.path.join(work, "sender.log"), errors="replace").read()
     tail = text[-400:]
     encoded = re.findall(r"(\d+) frames in [0-9.]+ s", text)
-    return {"exit": code, "encoded": int(encoded[-1]) if encoded else None, "peak_mib": round(usage.ru_maxrss / 1024, 2), "sampled_high_mib": round(high / 1024, 2),
+    delay = fill_delay(work, args.size) if args.fill_delay and args.transport == "file" and args.source == "x11" else None
+    return {"exit": code, "fill_delay": delay, "encoded": int(encoded[-1]) if encoded else None, "peak_mib": round(usage.ru_maxrss / 1024, 2), "sampled_high_mib": round(high / 1024, 2), "high_at_seconds": high_at,
             "smaps_at_high_kib": at_high, "smaps_mid_kib": mid, "decoded": decoded,
             "log_tail": tail if code != 0 else ""}
 
@@ -201,6 +238,7 @@ def main():
     p.add_argument("--transport", default="whip", choices=["whip", "file"])
     p.add_argument("--source", default="x11", choices=["x11", "testsrc"])
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--fill-delay", action="store_true")
     p.add_argument("--arg", action="append", default=[], help="one more argument for the sender (repeatable)")
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as work:

@@ -156,8 +156,20 @@ public enum MemoryPlanner {
     /// level over the whole picture (one in ten while the picture is easy,
     /// `VP8Encoder.Configuration.loopFilterSearchInterval`) makes its filter-trial frame's luma
     /// resident (measured at 1280x720: the encoder alone 45 336 → 46 140 KiB, +0.8 MiB).
+    /// Above 1600x900, less `vp8ProgressiveSavedBytes`.
     public static func vp8EncoderReclaimedBytes(_ size: PictureSize) -> Int {
-        linear(3.19, 10.44, 23.2, size) + size.pixels
+        let whole = linear(3.19, 10.44, 23.2, size) + size.pixels
+        guard VP8Encoder.codesProgressiveKeyframes(width: size.width, height: size.height) else { return whole }
+        return whole - vp8ProgressiveSavedBytes(size)
+    }
+    /// What libvpx no longer makes resident above 1600x900, where a keyframe is coded from a flat
+    /// picture and no frame codes more than an eighth of the macroblocks (`VP8ProgressiveKeyframe`):
+    /// its token buffer's pages follow what one frame codes. Measured on the shipped build,
+    /// 1920x1080 testsrc shares with audio (`planner_case.py`, medians of 3, one sitting):
+    /// `--peer` 42.1 → 40.0 MiB, WHIP through a reconnect 50.1 → 49.6; 1.8 MiB at 1080p keeps
+    /// both planned over their peak (40.4 and 49.8), taken as per pixel.
+    static func vp8ProgressiveSavedBytes(_ size: PictureSize) -> Int {
+        Int(1.8 * 1_048_576 * Double(size.pixels) / Double(size1080.pixels))
     }
     /// The resident growth while libvpx starts. Its token buffer (6 KiB a macroblock) is
     /// zero-filled at init, but that fill is left out (`StartupZeroFill`), so only what init
