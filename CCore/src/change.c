@@ -9,6 +9,11 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kernels.h"
+
+/// A whole macroblock's signature: 16 luma rows of 16 bytes, 8 rows of 8 bytes per chroma plane.
+typedef uint64_t (*signature_fn)(const uint8_t *y, ptrdiff_t y_stride, const uint8_t *u, ptrdiff_t u_stride,
+                                 const uint8_t *v, ptrdiff_t v_stride);
 
 struct ccore_change_map {
     int32_t width, height;
@@ -17,6 +22,9 @@ struct ccore_change_map {
     uint32_t seen;
     uint64_t *signature;
     uint8_t *activity;
+    // Picked once at init: signatures of different kernels are different numbers, so a map
+    // compares only what one kernel made.
+    signature_fn full;
 };
 
 // The multiply-rotate round of xxHash64 (its published constants): every input bit reaches the
@@ -49,20 +57,32 @@ static inline uint64_t finish(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
 }
 
 // A whole macroblock: 16 luma rows of two words, 8 rows of one word per chroma plane.
-static uint64_t signature_full(const ccore_image *f, int32_t mx, int32_t my) {
+static uint64_t signature_full_c(const uint8_t *y, ptrdiff_t y_stride, const uint8_t *u, ptrdiff_t u_stride,
+                                 const uint8_t *v, ptrdiff_t v_stride) {
     uint64_t a = P1, b = P2, c = ~P1, d = ~P2;
-    const uint8_t *y = f->plane[0] + (size_t)(my * 16) * (size_t)f->stride[0] + (size_t)mx * 16;
-    for (int r = 0; r < 16; r++, y += f->stride[0]) {
+    for (int r = 0; r < 16; r++, y += y_stride) {
         a = round64(a, load64(y));
         b = round64(b, load64(y + 8));
     }
-    const uint8_t *u = f->plane[1] + (size_t)(my * 8) * (size_t)f->stride[1] + (size_t)mx * 8;
-    const uint8_t *v = f->plane[2] + (size_t)(my * 8) * (size_t)f->stride[2] + (size_t)mx * 8;
-    for (int r = 0; r < 8; r++, u += f->stride[1], v += f->stride[2]) {
+    for (int r = 0; r < 8; r++, u += u_stride, v += v_stride) {
         c = round64(c, load64(u));
         d = round64(d, load64(v));
     }
     return finish(a, b, c, d);
+}
+
+static signature_fn pick_signature(uint32_t features) {
+#if CCORE_X86
+    if (features & CCORE_CPU_AVX2) return ccore_change_signature_avx2;
+#endif
+    (void)features;
+    return signature_full_c;
+}
+
+static uint64_t signature_full(const ccore_change_map *map, const ccore_image *f, int32_t mx, int32_t my) {
+    return map->full(f->plane[0] + (size_t)(my * 16) * (size_t)f->stride[0] + (size_t)mx * 16, f->stride[0],
+                     f->plane[1] + (size_t)(my * 8) * (size_t)f->stride[1] + (size_t)mx * 8, f->stride[1],
+                     f->plane[2] + (size_t)(my * 8) * (size_t)f->stride[2] + (size_t)mx * 8, f->stride[2]);
 }
 
 // A macroblock cut by the right or bottom edge: only the pixels inside are read.
@@ -106,6 +126,7 @@ ccore_status ccore_change_map_init(void *mem, size_t len, int32_t width, int32_t
     map->rows = (height + 15) / 16;
     map->total = (uint32_t)map->cols * (uint32_t)map->rows;
     map->seen = 0;
+    map->full = pick_signature(ccore_cpu_features());
     map->signature = (uint64_t *)((uint8_t *)mem + header_bytes());
     map->activity = (uint8_t *)(map->signature + map->total);
     memset(map->signature, 0, map->total * sizeof(uint64_t));
@@ -127,7 +148,7 @@ ccore_status ccore_change_map_update(ccore_change_map *map, const ccore_image *f
         uint64_t *sig = map->signature + (size_t)my * (size_t)map->cols;
         uint8_t *act = map->activity + (size_t)my * (size_t)map->cols;
         for (int32_t mx = 0; mx < map->cols; mx++) {
-            uint64_t s = (mx < full_cols && my < full_rows) ? signature_full(frame, mx, my)
+            uint64_t s = (mx < full_cols && my < full_rows) ? signature_full(map, frame, mx, my)
                                                              : signature_edge(frame, mx, my);
             if (!map->seen || s != sig[mx]) {
                 sig[mx] = s;

@@ -81,6 +81,10 @@ void ccore_bgra_rows_ssse3(const uint8_t *s0, const uint8_t *s1, const uint8_t *
 void ccore_bgra_rows_avx2(const uint8_t *s0, const uint8_t *s1, const uint8_t *n0,
                           const uint8_t *n1, uint8_t *y0, uint8_t *y1, uint8_t *u, uint8_t *v,
                           int32_t w, int full);
+/// The change map's signature of one whole macroblock: 16 rows of 16 luma bytes at y and 8
+/// rows of 8 bytes at u and at v (change_avx2.c; not the scalar signature's value).
+uint64_t ccore_change_signature_avx2(const uint8_t *y, ptrdiff_t y_stride, const uint8_t *u,
+                                     ptrdiff_t u_stride, const uint8_t *v, ptrdiff_t v_stride);
 #endif
 
 #if CCORE_ARM64

@@ -231,3 +231,53 @@ TEST(changeMapActivateAllRaisesEveryCount) {
     free(mem);
     cimage_free(&a);
 }
+
+// Every single byte of a whole macroblock (luma and both chroma blocks) is seen when it changes,
+// and so are two of its rows swapped and its U and V blocks swapped: the signature depends on
+// where each byte is, not only on which bytes there are. Runs on the SIMD signature where the
+// CPU has one and on the scalar one under `make scalar`.
+TEST(changeMapSeesEveryByteAndMovedRowsOfAMacroblock) {
+    check_rng r = {0xb10c};
+    cimage a = cimage_make(&r, 32, 32);
+    void *mem;
+    ccore_change_map *map = map_make(32, 32, &mem);
+    REQUIRE(map != NULL);
+    ccore_change_counts c;
+    REQUIRE(ccore_change_map_update(map, &a.im, 1, &c) == CCORE_OK);
+    int missed = 0;
+    for (int p = 0; p < 3; p++) {
+        int32_t n = p ? 8 : 16;
+        for (int32_t y = 0; y < n; y++)
+            for (int32_t x = 0; x < n; x++) {
+                uint8_t *px = &a.im.plane[p][(size_t)y * a.im.stride[p] + x];
+                for (int bit = 0; bit < 8; bit += 7) {
+                    *px ^= (uint8_t)(1u << bit);
+                    REQUIRE(ccore_change_map_update(map, &a.im, 1, &c) == CCORE_OK);
+                    missed += c.changed != 1;
+                    *px ^= (uint8_t)(1u << bit);
+                    REQUIRE(ccore_change_map_update(map, &a.im, 1, &c) == CCORE_OK);
+                    missed += c.changed != 1;
+                }
+            }
+    }
+    CHECK(missed == 0);
+    // Two luma rows of macroblock (1, 1) swapped.
+    uint8_t row[16];
+    uint8_t *r3 = a.im.plane[0] + (size_t)19 * a.im.stride[0] + 16, *r9 = a.im.plane[0] + (size_t)25 * a.im.stride[0] + 16;
+    memcpy(row, r3, 16);
+    memcpy(r3, r9, 16);
+    memcpy(r9, row, 16);
+    REQUIRE(ccore_change_map_update(map, &a.im, 1, &c) == CCORE_OK);
+    CHECK(c.changed == 1);
+    // Macroblock (0, 1)'s U and V blocks swapped.
+    for (int32_t y = 8; y < 16; y++) {
+        uint8_t *u = a.im.plane[1] + (size_t)y * a.im.stride[1], *v = a.im.plane[2] + (size_t)y * a.im.stride[2];
+        memcpy(row, u, 8);
+        memcpy(u, v, 8);
+        memcpy(v, row, 8);
+    }
+    REQUIRE(ccore_change_map_update(map, &a.im, 1, &c) == CCORE_OK);
+    CHECK(c.changed == 1);
+    free(mem);
+    cimage_free(&a);
+}

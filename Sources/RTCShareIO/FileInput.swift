@@ -91,6 +91,16 @@ public final class FileInput {
     public func readExactly(into destination: UnsafeMutableRawBufferPointer) throws(FileInputError) -> Bool {
         var done = 0
         while done < destination.count {
+            // A buffer's worth or more left and nothing buffered: the kernel copies straight into
+            // the destination (a whole picture plane), not into the buffer and again out of it.
+            if start == end, destination.count - done >= buffer.count {
+                let n = read(fd, destination.baseAddress! + done, destination.count - done)
+                if n > 0 { done += n; continue }
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 { throw FileInputError(path: path, errno: errno, what: "read") }
+                if done == 0 { return false }
+                throw FileInputError(path: path, errno: 0, what: "truncated frame")
+            }
             if start == end, try !fill() {
                 if done == 0 { return false }
                 throw FileInputError(path: path, errno: 0, what: "truncated frame")

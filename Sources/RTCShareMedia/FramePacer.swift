@@ -23,10 +23,17 @@ import RTCShareCore
 ///   still taken, never dropped in its favour, and further repeats follow at exactly the target
 ///   interval.
 ///
-/// Invariants: credit stays within [-0.5, 1.5] frames, so however irregular the source, no more
-/// than two frames go out back to back, and while ticks are on time no gap between outputs
-/// exceeds two target intervals (1.5 once the source has stopped; idle mode aside); RTP
-/// timestamps strictly increase; at most one action comes out per input.
+/// A second accumulator counts the same credit on the capture clock: a source frame is also
+/// taken when its capture time is far enough past the last one taken. Frames captured at the
+/// target spacing but handed in together — the process or the source held up, as a CPU quota
+/// holds a board's share up for tens of milliseconds — all go, where arrival-time credit alone
+/// would drop all but two of them though none came faster than the target rate.
+///
+/// Invariants: both credits stay within [-0.5, 1.5] frames, so frames go out back to back only
+/// as far as their capture times are spaced by the target interval (at most two otherwise), and
+/// while ticks are on time no gap between outputs exceeds two target intervals (1.5 once the
+/// source has stopped; idle mode aside); RTP timestamps strictly increase; at most one action
+/// comes out per input.
 public struct FramePacerStateMachine: Sendable {
     public struct Configuration: Equatable, Sendable {
         /// The output rate, 1...240.
@@ -136,6 +143,10 @@ public struct FramePacerStateMachine: Sendable {
         var lastRTPTicks: Int64
         /// A keyframe request came too soon after the last keyframe; the next output carries it.
         var keyframePending: Bool
+        /// Rate credit on the capture clock, in millionths of a frame, as of the capture time
+        /// of the last source frame handed in (`captureCreditAt`).
+        var captureCredit: Int64
+        var captureCreditAt: MediaTime
 
         /// Adds the credit earned since `creditAt`, capped: a late tick never turns into a burst.
         mutating func accrue(to now: MediaTime, framesPerSecond: Int64) {
@@ -144,6 +155,19 @@ public struct FramePacerStateMachine: Sendable {
             let elapsed = min((now - creditAt).microseconds, 10_000_000)
             credit = min(credit + elapsed * framesPerSecond, Credit.repeatAt)
             creditAt = now
+        }
+
+        /// The same on the capture clock, for a source frame captured at `captured`; a capture
+        /// time that goes back (a restarted source) earns nothing and restarts the count there.
+        mutating func accrueCapture(to captured: MediaTime, framesPerSecond: Int64) {
+            let elapsed = min(max((captured - captureCreditAt).microseconds, 0), 10_000_000)
+            captureCredit = min(captureCredit + elapsed * framesPerSecond, Credit.repeatAt)
+            captureCreditAt = captured
+        }
+
+        /// Whether a source frame may go: enough credit on either clock.
+        var takesSourceFrame: Bool {
+            credit >= Credit.sourceFrameAt || captureCredit >= Credit.sourceFrameAt
         }
     }
 
@@ -201,7 +225,8 @@ public struct FramePacerStateMachine: Sendable {
         case .awaitingFirstFrame:
             var pacing = Pacing(credit: Credit.frame, creditAt: now, lastOutputAt: now, lastKeyframeAt: now,
                                 lastChangeAt: now, keptCaptureTime: captureTime, orientation: orientation,
-                                lastRTPTicks: .min, keyframePending: false)
+                                lastRTPTicks: .min, keyframePending: false, captureCredit: Credit.frame,
+                                captureCreditAt: captureTime)
             let action = emit(&pacing, .newFrame, at: now, timestampAt: captureTime, reason: .firstFrame,
                               keyframe: true, immediate: true)
             state = .fullRate(pacing)
@@ -209,6 +234,7 @@ public struct FramePacerStateMachine: Sendable {
 
         case .fullRate(var pacing):
             pacing.accrue(to: now, framesPerSecond: fps)
+            pacing.accrueCapture(to: captureTime, framesPerSecond: fps)
             pacing.keptCaptureTime = captureTime
             let action: Action
             if orientation != pacing.orientation {
@@ -221,7 +247,7 @@ public struct FramePacerStateMachine: Sendable {
                 if hasSettled(pacing, at: now) {
                     return enterIdleDroppingFrame(pacing)
                 }
-                if pacing.credit >= Credit.sourceFrameAt {
+                if pacing.takesSourceFrame {
                     action = emit(&pacing, .newFrame, at: now, timestampAt: captureTime, reason: .sourceFrame,
                                   keyframe: false, immediate: false)
                 } else {
@@ -234,6 +260,7 @@ public struct FramePacerStateMachine: Sendable {
 
         case .idle(var pacing):
             pacing.accrue(to: now, framesPerSecond: fps)
+            pacing.accrueCapture(to: captureTime, framesPerSecond: fps)
             pacing.keptCaptureTime = captureTime
             return idleFrameArrived(&pacing, at: now, captureTime: captureTime, orientation: orientation,
                                     contentChanged: contentChanged)
@@ -329,8 +356,12 @@ public struct FramePacerStateMachine: Sendable {
                        reason: EncodeReason, keyframe: Bool, immediate: Bool) -> Action {
         switch source {
         case .newFrame:
-            if immediate { pacing.credit = min(pacing.credit, Credit.frame) }
+            if immediate {
+                pacing.credit = min(pacing.credit, Credit.frame)
+                pacing.captureCredit = min(pacing.captureCredit, Credit.frame)
+            }
             pacing.credit = max(pacing.credit - Credit.frame, Credit.floor)
+            pacing.captureCredit = max(pacing.captureCredit - Credit.frame, Credit.floor)
             counters.newFrames += 1
         case .repeatLast:
             pacing.credit = min(pacing.credit, Credit.sourceFrameAt)

@@ -57,6 +57,43 @@ private struct PacerRun {
         }
     }
 
+    /// The run loop was held up (a CPU quota ran out) from `stalledSince` until `offset`: the
+    /// ticks due meanwhile run late, the first of them before anything else, then the frames
+    /// captured meanwhile arrive together, each with its capture time.
+    mutating func burst(at offset: MediaDuration, stalledSince: MediaDuration, captured: [MediaDuration]) {
+        let time = start + offset
+        runTicks(until: start + stalledSince, includingNow: false)
+        clock.advance(to: time)
+        if let wake = pacer.nextWakeup, wake <= time, let action = pacer.tick(at: time) { record(action) }
+        for capture in captured {
+            record(pacer.frameArrived(at: time, captureTime: start + capture, orientation: 1, contentChanged: true))
+        }
+        runTicks(until: time, includingNow: true)
+    }
+
+    /// A source at `fps` on a process that runs the first half of every `period` and is held up
+    /// the other half: frames captured while it runs arrive at once, the others together at the
+    /// end of their period's stall.
+    mutating func throttledSource(fps: Int64, period: MediaDuration, until end: MediaDuration) {
+        var periodStart = MediaDuration.zero
+        var k: Int64 = 0
+        func captureTime(_ k: Int64) -> MediaDuration { .microseconds(k * 1_000_000 / fps) }
+        while periodStart < end {
+            let stall = periodStart + .microseconds(period.microseconds / 2), next = periodStart + period
+            while captureTime(k) < stall {
+                frame(at: captureTime(k))
+                k += 1
+            }
+            var held: [MediaDuration] = []
+            while captureTime(k) < next {
+                held.append(captureTime(k))
+                k += 1
+            }
+            burst(at: next, stalledSince: stall, captured: held)
+            periodStart = next
+        }
+    }
+
     @discardableResult
     mutating func requestKeyframe(at offset: MediaDuration) -> Pacer.Action? {
         let time = start + offset
@@ -383,6 +420,24 @@ private func rtp(_ time: MediaTime, offset: UInt32 = 0) -> UInt32 {
         let action = run.frame(at: ms(80), capturedBefore: ms(10))
         #expect(action == .encode(source: .newFrame, captureTime: run.start + ms(70),
                                   rtpTimestamp: rtp(repeatAt) + 1, forceKeyframe: false, reason: .sourceFrame))
+    }
+
+    @Test func framesHeldUpByACPUQuotaAllGoWhenCapturedAtTheTargetRate() {
+        var run = PacerRun(.init(targetFramesPerSecond: 30))
+        run.throttledSource(fps: 30, period: ms(100), until: s(3))
+        let newFrames = run.encodes(from: .zero, to: s(4)).filter { $0.source == .newFrame }
+        // Every frame fed (90) goes, the last of them with the final burst at 3 s.
+        #expect(newFrames.count == 90)
+        #expect(run.drops(from: .zero, to: s(4)).isEmpty)
+        let stamps = run.encodes.map(\.rtpTimestamp)
+        #expect(zip(stamps, stamps.dropFirst()).allSatisfy { Int32(bitPattern: $1 &- $0) > 0 })
+    }
+
+    @Test func aFastSourceHeldUpByACPUQuotaIsStillThinnedToTheTargetRate() {
+        var run = PacerRun(.init(targetFramesPerSecond: 30))
+        run.throttledSource(fps: 60, period: ms(100), until: s(3))
+        let newFrames = run.encodes(from: .zero, to: s(4)).filter { $0.source == .newFrame }.count
+        #expect((88...92).contains(newFrames), "\(newFrames) of 180 frames at a 30 fps target")
     }
 
     @Test func jitteredSourceKeepsTheTargetRateWithoutLongGaps() {

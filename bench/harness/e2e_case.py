@@ -75,7 +75,7 @@ def run(sender, clip, seconds, binary, port, key, work, fps=30, codec="vp8", kbp
     return result
 
 
-QUALITY_FIELDS = ("psnr_y", "psnr_y_p5", "ssim_y", "ssim_y_p5", "frames_matched", "distinct_frames_matched",
+QUALITY_FIELDS = ("psnr_y", "psnr_y_p5", "ssim_y", "ssim_y_p5", "frames_matched", "distinct_frames_matched", "frames_shown",
                   "viewer_psnr_y", "viewer_psnr_y_p5", "viewer_frames_on_time", "viewer_psnr_y_per_second",
                   "delay_ms_p50", "delay_ms_p95")
 

@@ -19,7 +19,12 @@ Figures:
   screen count as what they showed; viewer_frames_on_time counts the source frames shown as
   themselves. Before the first decoded frame the
   screen is black (Y 16). Also how long after its feed each source frame was first on screen
-  (delay_ms_p50, _p95).
+  (delay_ms_p50, _p95);
+- frames_shown: the source frames fed whose picture reached the viewer at all. A frame identical
+  to its predecessor (same marker, same bytes: a still screen) is shown by the frame before it,
+  so a sender that does not send it again (zero-hertz) has not dropped it. A marker repeated
+  over pictures that differ (a clip's recording noise) names them all: the picture ranked n-th
+  under one marker counts as shown once n frames with that marker were decoded.
 """
 import json
 import sys
@@ -53,11 +58,22 @@ class Y4M:
         self.stride = len(b"FRAME\n") + self.frame_bytes
         self.count = (len(self.data) - self.first) // self.stride
 
-    def luma(self, i):
+    def _start(self, i):
         start = self.first + i * self.stride + len(b"FRAME\n")
         if bytes(self.data[start - 6:start]) != b"FRAME\n":
             raise ValueError(f"frame {i}: a FRAME line with parameters is not supported")
+        return start
+
+    def luma(self, i):
+        start = self._start(i)
         return self.data[start:start + self.width * self.height].reshape(self.height, self.width)
+
+    def same_as_previous(self, i):
+        """Whether frame i's three planes are byte for byte frame i-1's."""
+        if i == 0:
+            return False
+        a, b = self._start(i), self._start(i - 1)
+        return np.array_equal(self.data[a:a + self.frame_bytes], self.data[b:b + self.frame_bytes])
 
 
 def marker(y):
@@ -92,16 +108,34 @@ def ssim(a, b):
 
 
 def source_index(source):
-    """marker -> source frame index (the first frame carrying it), and each source frame's
-    first frame with its marker (itself unless it repeats the one before, or its marker is
-    unreadable)."""
-    index, first = {}, []
+    """marker -> source frame index (the first frame carrying it); each source frame's first
+    frame with its marker (itself unless it repeats the one before, or its marker is
+    unreadable); and each frame's rank among the pictures under its marker (1 for the first,
+    up by one for each frame whose bytes differ from its predecessor's)."""
+    index, first, rank, pictures = {}, [], [], {}
     for i in range(source.count):
         m = marker(source.luma(i))
         if m is not None and m not in index:
             index[m] = i
         first.append(index.get(m, i))
-    return index, first
+        if first[i] == i:
+            rank.append(1)
+        elif first[i - 1] == first[i] and source.same_as_previous(i):
+            rank.append(rank[i - 1])
+        else:
+            rank.append(pictures[first[i]] + 1)
+        pictures[first[i]] = max(pictures.get(first[i], 0), rank[i])
+    return index, first, rank
+
+
+def frames_shown(matched_src, first, rank, fed):
+    """How many of the first `fed` source frames reached the viewer's screen: a decoded frame
+    carries their picture (see the module's note on frames_shown)."""
+    decoded = {}
+    for i in matched_src:
+        if i is not None:
+            decoded[i] = decoded.get(i, 0) + 1
+    return sum(1 for i in range(fed) if decoded.get(first[i], 0) >= rank[i])
 
 
 def _mean(values):
@@ -116,7 +150,7 @@ def compare(source_path, received_path, fed_times=None, received_times=None, fed
     source, received = Y4M(source_path), Y4M(received_path)
     if (source.width, source.height) != (received.width, received.height):
         raise ValueError(f"sizes differ: {source.width}x{source.height} fed, {received.width}x{received.height} received")
-    index, first = source_index(source)
+    index, first, rank = source_index(source)
     fed = min(fed_count or source.count, source.count)
     matched_src, psnrs, ssims = [], [], []
     for j in range(received.count):
@@ -131,6 +165,7 @@ def compare(source_path, received_path, fed_times=None, received_times=None, fed
             ssims.append(ssim(y, source.luma(i)))
     out = {"frames_fed": fed, "frames_decoded": received.count,
            "frames_matched": len(psnrs), "distinct_frames_matched": len({i for i in matched_src if i is not None}),
+           "frames_shown": frames_shown(matched_src, first, rank, fed),
            "psnr_y": _mean(psnrs), "psnr_y_p5": _percentile(psnrs, 5), "ssim_y": _mean(ssims),
            "ssim_y_p5": _percentile(ssims, 5)}
     if fed_times is not None and received_times is not None:

@@ -302,7 +302,7 @@ def headline(result):
 # the fewer bytes and the less CPU of the two, the higher viewer PSNR-Y.
 
 QUALITY_METRICS = ("wire_kbytes", "mbit_per_s", "cpu_s_per_media_s", "psnr_y", "ssim_y", "viewer_psnr_y",
-                   "viewer_frames_on_time", "frames_received", "peak_rss_mib", "delay_ms_p50")
+                   "viewer_frames_on_time", "frames_received", "frames_shown", "peak_rss_mib", "delay_ms_p50")
 
 
 def _rows(got):
@@ -341,6 +341,22 @@ def summarize_quality(runs):
                               "cpu": _versus_better(per_run, "cpu_s_per_media_s"),
                               "viewer_psnr_db": _versus_better(per_run, "viewer_psnr_y", True, True),
                               "psnr_db": _versus_better(per_run, "psnr_y", True, True)}}
+    # rtcshare asked for the rate that puts the references' bytes on the wire (bench/run,
+    # matched_wire_cases), against the same run's references: pictures at the same cost.
+    s["matched"] = {}
+    for content in ("busy", "screen"):
+        per_run = [{**{p: r["e2e"][content][p] for p in PEERS if p in r["e2e"].get(content, {})},
+                    "rtcshare": r["e2e_matched"][content]["rtcshare"]}
+                   for r in runs if content in (r.get("e2e_matched") or {})]
+        if not per_run:
+            continue
+        s["matched"][content] = {
+            "kbps_asked": spread([p["rtcshare"].get("kbps_asked") for p in per_run]),
+            "rtcshare": _rows([p["rtcshare"] for p in per_run]),
+            "versus_better": {"bytes": _versus_better(per_run, "wire_kbytes"),
+                              "cpu": _versus_better(per_run, "cpu_s_per_media_s"),
+                              "viewer_psnr_db": _versus_better(per_run, "viewer_psnr_y", True, True),
+                              "psnr_db": _versus_better(per_run, "psnr_y", True, True)}}
     vb = {c: s["e2e"][c]["versus_better"] for c in s["e2e"]}
     if "screen" in vb:
         _target_at_least(s, "screen content: viewer PSNR-Y, rtcshare minus the better of ffmpeg and GStreamer (dB)",
@@ -368,7 +384,10 @@ def summarize_quality(runs):
         rows = {snd: _rows([p[snd] for p in per_run if snd in p]) for snd in ("rtcshare", *PEERS)}
         fed = per_run[0]["rtcshare"]["frames_fed"] if "rtcshare" in per_run[0] else None
         s["board"][content] = {"senders": rows, "frames_fed": fed}
-        kept = rows["rtcshare"]["frames_received"]
+        # Delivered: the source frames whose picture reached the viewer. A repeat of a still
+        # picture that zero-hertz does not send again is shown by the frame before it; runs
+        # without the analysis have only the frames the receiver decoded.
+        kept = rows["rtcshare"]["frames_shown"] or rows["rtcshare"]["frames_received"]
         if kept and fed:
             _target_at_least(s, f"board row, {content} content: frames rtcshare delivered, share of those fed",
                              {k: (round(v / fed, 4) if k != "n" else v) for k, v in kept.items()}, 0.95)
@@ -423,6 +442,20 @@ def quality_tables(result, q):
             out.append(f"| {content} | ratio, ratio, dB difference | {_fmt(v['bytes'])} | {_fmt(v['cpu'])} | "
                        f"{_fmt(v['viewer_psnr_db'])} | {_fmt(v['psnr_db'])} |")
         out.append("")
+    if q.get("matched"):
+        out.append("**At matched bytes on the wire** — rtcshare's --bitrate is the rate on the wire, so its encoder "
+                   "is asked for that less what RTP and SRTP add, where ffmpeg's and GStreamer's encoders are asked "
+                   "for the whole rate. rtcshare again, asked for the rate that puts the fewer bytes of the two on "
+                   "the wire, against the same run's references (the targets above stay at the same asked rate):")
+        out.append("")
+        out.append("| content | kbit/s asked | bytes / the fewer | viewer PSNR-Y minus the better dB | "
+                   "PSNR-Y minus the better dB | CPU / the lesser |")
+        out.append("| --- | --- | --- | --- | --- | --- |")
+        for content, m in q["matched"].items():
+            v = m["versus_better"]
+            out.append(f"| {content} | {_fmt(m['kbps_asked'], 0)} | {_fmt(v['bytes'])} | {_fmt(v['viewer_psnr_db'])} | "
+                       f"{_fmt(v['psnr_db'])} | {_fmt(v['cpu'])} |")
+        out.append("")
     if q.get("curve"):
         out.append("**Rate-quality curve** — the 30 s desktop clip (still stretches, typing, smooth scrolling, page "
                    "jumps, a menu; `harness/desktop_clip.py`), VP8 CBR at each rate, every sender:")
@@ -446,11 +479,16 @@ def quality_tables(result, q):
         out.append(f"**Board row** — the same VP8 end-to-end jobs with each sender alone in a CPU cgroup ({board}): "
                    "frames delivered and what the viewer got.")
         out.append("")
-        out.append("| content | sender | frames received | viewer PSNR-Y dB | frames shown on time | CPU s per media s |")
-        out.append("| --- | --- | --- | --- | --- | --- |")
+        out.append("Frames shown: the source frames whose picture reached the viewer (a frame identical to "
+                   "the one before it is shown by that one: zero-hertz does not send it again).")
+        out.append("")
+        out.append("| content | sender | frames received | frames shown | viewer PSNR-Y dB | frames shown on time | "
+                   "CPU s per media s |")
+        out.append("| --- | --- | --- | --- | --- | --- | --- |")
         for content, b in q["board"].items():
             for sender, row in b["senders"].items():
                 out.append(f"| {content} | {sender} | {_fmt(row['frames_received'], 0)} of {b['frames_fed']} | "
+                           f"{_fmt(row['frames_shown'], 0)} | "
                            f"{_fmt(row['viewer_psnr_y'], 2)} | {_fmt(row['viewer_frames_on_time'], 0)} | "
                            f"{_fmt(row['cpu_s_per_media_s'], 3)} |")
         out.append("")

@@ -20,6 +20,8 @@ public final class Y4MSource: VideoSource {
     private var nextCapture: MediaTime?
     private var line: [UInt8] = []
     private var framesRead = 0
+    /// How far behind its schedule the reader may fall and still keep it.
+    static let catchUp: MediaDuration = .milliseconds(250)
 
     public init(path: String, fallbackFramesPerSecond: Int = 20) throws(SourceError) {
         name = "y4m:\(path)"
@@ -52,12 +54,16 @@ public final class Y4MSource: VideoSource {
     }
 
     public func capture(from pool: FramePool, until deadline: MediaTime) throws(SourceError) -> CaptureOutcome {
-        let due = nextCapture ?? MonotonicClock.now()
+        var due = nextCapture ?? MonotonicClock.now()
         if due > deadline {
             MonotonicClock.sleep(until: deadline)
             return .nothingYet
         }
         MonotonicClock.sleep(until: due)
+        // A reader held up no longer than `Self.catchUp` keeps the stream's schedule; one further
+        // behind (a slow pipe, a long stall) takes up the schedule from now, not in a rush.
+        let now = MonotonicClock.now()
+        if now - due > Self.catchUp { due = now }
         nextCapture = due + interval
 
         do {
@@ -85,6 +91,13 @@ public final class Y4MSource: VideoSource {
             ok = try frame.withMutablePixels { (pixels) throws(FileInputError) -> Bool in
                 for p in 0..<3 {
                     let plane = pixels.plane(p)
+                    // Rows back to back (the usual strides): the plane in one read, straight in.
+                    if plane.stride == plane.rowBytes, plane.rows > 0 {
+                        let whole = UnsafeMutableRawBufferPointer(start: plane.row(0).baseAddress,
+                                                                  count: plane.rowBytes * plane.rows)
+                        guard try input.readExactly(into: whole) else { return false }
+                        continue
+                    }
                     for y in 0..<plane.rows {
                         guard try input.readExactly(into: UnsafeMutableRawBufferPointer(plane.row(y))) else {
                             return false
@@ -98,7 +111,10 @@ public final class Y4MSource: VideoSource {
         }
         guard ok else { throw SourceError("\(name): frame \(framesRead + 1) is truncated") }
         framesRead += 1
-        frame.ptsMicroseconds = MonotonicClock.now().microseconds
+        // The frame's place in the stream is its capture time: frames read together after the
+        // process was held up (a CPU quota) keep their spacing, so the pacer sees them at the
+        // stream's rate, not as a burst.
+        frame.ptsMicroseconds = due.microseconds
         return .frame(frame)
     }
 
