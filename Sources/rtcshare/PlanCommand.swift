@@ -81,9 +81,7 @@ struct PlanCommand: CommandLineCommand {
         } catch {
             // Show the asked size's plan anyway, then say it does not fit.
             let asked = configuration.outputSize ?? PictureSize(width: source.frameWidth, height: source.frameHeight)
-            let p = MemoryPlanner.plan(configuration: configuration, sourceFormat: source.format,
-                                       sourceWidth: source.frameWidth, sourceHeight: source.frameHeight,
-                                       sourceAlwaysUpright: source.fixedOrientation == .up, output: asked)
+            let p = MemoryPlanner.plan(configuration, for: source, output: asked)
             print(table(p))
             print("does not fit: \(error)")
             exit(1)  // a plan that does not fit is an answer, and a failure for scripts

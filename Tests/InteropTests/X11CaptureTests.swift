@@ -248,6 +248,25 @@ import Testing
         #expect(source.screenReads == readsBefore + 1)
     }
 
+    /// A 1080p screen over WHIP with VP8 and audio is planned over 50 MiB only through the
+    /// screen's shared memory: `plan --size 1920x1080` shows that line in the table it prints,
+    /// totals it, and says the same as its refusal (once the table said "fits" above it).
+    @Test func aPlanThatDoesNotFitShowsTheScreensLinesAndSaysSoOnce() throws {
+        let xvfb = try Xvfb(width: 1920, height: 1080)
+        defer { xvfb.stop() }
+        let run = try Tools.run(Tools.rtcshare, ["plan", "--source", "x11:\(xvfb.display)", "--whip", "http://127.0.0.1:9/whip/x",
+                                                 "--codec", "vp8", "--audio", "testtone", "--size", "1920x1080"])
+        let printed = String(decoding: run.stdout, as: UTF8.self)
+        let lines = printed.split(separator: "\n")
+        #expect(run.status == 1, "\(printed)\(run.stderr)")
+        #expect(lines.contains { $0.contains("x11:\(xvfb.display) shared memory") }, "\(printed)")
+        let total = lines.first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("total ") }
+        #expect(total?.hasSuffix("DOES NOT FIT") == true, "\(printed)")
+        let refusal = lines.last { $0.hasPrefix("does not fit:") }
+        let amount = total.flatMap { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first }
+        #expect(amount.map { refusal?.contains("needs \($0) MiB") == true } == true, "\(printed)")
+    }
+
     @Test func aMissingDisplayIsOneClearLineAndAFailure() throws {
         // A display number nobody serves.
         let number = try #require((400..<500).first {

@@ -360,6 +360,13 @@ public enum MemoryPlanner {
         return plan
     }
 
+    /// `bytes` in MiB with one decimal, as `rtcshare plan`'s table prints it: a plan 0.6 MiB
+    /// over a 50 MiB cap is not "50 MiB, over the 50 MiB cap".
+    static func tenthsOfMiB(_ bytes: Int) -> String {
+        let tenths = (bytes * 10 + (1 << 19)) >> 20
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+
     /// Output sizes tried by `--size auto`, largest first (16:9, then the source's own shape).
     public static let standardSizes = [
         PictureSize(width: 1920, height: 1080), PictureSize(width: 1600, height: 900),
@@ -370,6 +377,35 @@ public enum MemoryPlanner {
 }
 
 extension MemoryPlanner {
+    /// The plan for a share of `source` at `output` (laid out already), with the source's own
+    /// lines (its working and shared memory, its libraries), whether it fits or not.
+    public static func plan<S: VideoSource>(_ configuration: ShareConfiguration, for source: S,
+                                            output: PictureSize) -> MemoryPlan {
+        var p = Self.plan(configuration: configuration, sourceFormat: source.format,
+                          sourceWidth: source.frameWidth, sourceHeight: source.frameHeight,
+                          sourceAlwaysUpright: source.fixedOrientation == .up || configuration.signalsOrientation,
+                          output: output)
+        if source.budgetBytes > 0 {
+            p.items.append(.init(name: "\(source.name) working memory", bytes: source.budgetBytes))
+            p.budgetBytes += source.budgetBytes
+        }
+        if let shared = source as? any SharedMemorySource, shared.sharedMemoryBytes > 0 {
+            p.items.append(.init(name: "\(source.name) shared memory", bytes: shared.sharedMemoryBytes))
+        }
+        if source is WaylandSource {
+            p.items.append(.init(name: "wayland: libwayland-client, libffi, the connection", bytes: WaylandSource.libraryBytes))
+        }
+        if source is PortalSource {
+            p.items.append(.init(name: "portal: libpipewire, libdbus, PipeWire modules", bytes: PortalSource.libraryBytes))
+            // An output that lets the start-up's pages go lets the portal's set-up pages go with them.
+            if p.releasedStartupBytes > 0 {
+                p.items.append(.init(name: "portal: its set-up's pages let go once under way", bytes: -PortalSource.setupPagesBytes))
+                p.releasedStartupBytes += PortalSource.setupPagesBytes
+            }
+        }
+        return p
+    }
+
     /// The plan for a share of `source`: the output size asked for (laid out as the
     /// configuration's output orientation says) or, with no size given, the largest standard
     /// size no bigger than the source that fits the cap. Throws `.doesNotFit` naming the
@@ -392,31 +428,7 @@ extension MemoryPlanner {
                                                   : PictureSize(width: long, height: short)
             }
         }
-        func plan(_ output: PictureSize) -> MemoryPlan {
-            var p = Self.plan(configuration: configuration, sourceFormat: source.format,
-                              sourceWidth: source.frameWidth, sourceHeight: source.frameHeight,
-                              sourceAlwaysUpright: source.fixedOrientation == .up || configuration.signalsOrientation,
-                              output: output)
-            if source.budgetBytes > 0 {
-                p.items.append(.init(name: "\(source.name) working memory", bytes: source.budgetBytes))
-                p.budgetBytes += source.budgetBytes
-            }
-            if let shared = source as? any SharedMemorySource, shared.sharedMemoryBytes > 0 {
-                p.items.append(.init(name: "\(source.name) shared memory", bytes: shared.sharedMemoryBytes))
-            }
-            if source is WaylandSource {
-                p.items.append(.init(name: "wayland: libwayland-client, libffi, the connection", bytes: WaylandSource.libraryBytes))
-            }
-            if source is PortalSource {
-                p.items.append(.init(name: "portal: libpipewire, libdbus, PipeWire modules", bytes: PortalSource.libraryBytes))
-                // An output that lets the start-up's pages go lets the portal's set-up pages go with them.
-                if p.releasedStartupBytes > 0 {
-                    p.items.append(.init(name: "portal: its set-up's pages let go once under way", bytes: -PortalSource.setupPagesBytes))
-                    p.releasedStartupBytes += PortalSource.setupPagesBytes
-                }
-            }
-            return p
-        }
+        func plan(_ output: PictureSize) -> MemoryPlan { Self.plan(configuration, for: source, output: output) }
         // The source's own size first (no scaling), then the standard sizes below it.
         let own = laidOut(PictureSize(width: max(uw & ~1, 16), height: max(uh & ~1, 16)))
         var candidates = [own]
@@ -429,7 +441,7 @@ extension MemoryPlanner {
             let p = plan(laidOut(asked))
             guard p.fits else {
                 let hint = largestFitting.map { "; the largest that fits is \($0) (or use --size auto)" } ?? ""
-                throw .doesNotFit("\(p.outputSize) needs \(p.peakBytes >> 20) MiB, over the \(configuration.memoryCapBytes >> 20) MiB cap\(hint)")
+                throw .doesNotFit("\(p.outputSize) needs \(Self.tenthsOfMiB(p.peakBytes)) MiB, over the \(Self.tenthsOfMiB(configuration.memoryCapBytes)) MiB cap\(hint)")
             }
             return p
         }
