@@ -44,8 +44,11 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     private var tokenBuffer: UnsafeMutableRawBufferPointer?
     /// Bytes of token-buffer pages given back after frames, in all.
     public private(set) var tokenBytesGivenBack = 0
-    /// The most of the token buffer one frame left resident (seen when its pages go back).
+    /// The most of the token buffer one frame left resident (seen when its pages go back), when
+    /// `measuresTokenResidency` is set: a diagnostic walk over the buffer's pages (mincore) that
+    /// the share's encode path does not pay for.
     public private(set) var largestTokenBytesResident = 0
+    public var measuresTokenResidency = false
     /// Frames from this size up (and keyframes) give the token buffer's pages back.
     static let tokenGiveBackFrameBytes = 32 << 10
     /// Frames coded at the speed that searches the loop-filter level over the whole frame
@@ -457,7 +460,7 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     private mutating func giveBackTokens(after data: vpx_codec_cx_pkt.__Unnamed_union_data.__Unnamed_struct_frame) {
         guard let tokens = tokenBuffer,
               Self.has(VPX_FRAME_IS_KEY, data.flags) || data.sz >= Self.tokenGiveBackFrameBytes else { return }
-        if let resident = VP8ProgressiveKeyframe.residentBytes(tokens) {
+        if measuresTokenResidency, let resident = VP8ProgressiveKeyframe.residentBytes(tokens) {
             largestTokenBytesResident = max(largestTokenBytesResident, resident)
         }
         let start = UInt(bitPattern: tokens.baseAddress)

@@ -64,6 +64,7 @@ import Testing
         // Finds the token buffer (`VP8Encoder.largestTokenBytesResident`): a fresh mapping of its own.
         config.reclaimStartupZeroPages = true
         var encoder = try VP8Encoder(config)
+        encoder.measuresTokenResidency = true
         // Set either way: the encoder turns them on only where it found its token buffer, which
         // another suite's encoder opening at the same moment can hide (`StartupZeroFill`).
         encoder.setProgressiveKeyframes(enabled: progressive)
