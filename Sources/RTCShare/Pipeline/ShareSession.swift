@@ -131,6 +131,7 @@ public final class ShareSession: Sendable {
             case .encode(let order):
                 let outcome = try video.encode(order) { (frame, outgoing) throws(ShareError) in
                     pipeline.frameCoded(bytes: frame.bytes.count, isKeyframe: frame.isKeyframe, at: order.at)
+                    if !frame.isShown { pipeline.stats.hiddenFrames += 1 }
                     try outputs.send(video: outgoing)
                 }
                 if outcome == .unchanged {
