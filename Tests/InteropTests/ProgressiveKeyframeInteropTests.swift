@@ -1,4 +1,5 @@
 import Foundation
+import RTCShareIO
 import RTCShareRTP
 import TestSupport
 import Testing
@@ -166,5 +167,28 @@ import Testing
         #expect(decoded <= sent.shown, "aiortc showed \(decoded) of \(sent.shown) sent to be shown")
         #expect(Double(decoded) >= 0.95 * Double(sent.shown - notSent), "aiortc showed \(decoded) of \(sent.shown - notSent)")
         #expect(markers == decoded, "\(decoded - markers) markers unreadable")
+    }
+
+    /// `--peer`'s periodic keyframe, for a receiver that sends no PLI: every 6 s by default where
+    /// VP8 keyframes sweep in hidden (1920x1080), every 3 s below (1280x720), and as often as
+    /// `--keyframe-interval` says where it is given.
+    @Test(arguments: [("1920x1080", nil, 3), ("1280x720", nil, 5), ("1920x1080", "3", 5)] as [(String, String?, Int)])
+    func thePeriodicKeyframeAt1080pComesEvery6Seconds(size: String, interval: String?, keyframes: Int) throws {
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let port = try Tools.freeUDPPorts(count: 2)
+        // A receiver that says nothing: the datagrams land in a socket nobody reads.
+        let silent = try UDPSocket(bindingTo: try SocketAddress(host: "127.0.0.1", port: port))
+        defer { _ = silent }
+        let run = try Tools.run(Tools.rtcshare, [
+            "--source", "testsrc", "--size", size, "--fps", "15", "--peer", "127.0.0.1:\(port)", "--insecure",
+            "--duration", "14",
+        ] + (interval.map { ["--keyframe-interval", $0] } ?? []), timeout: 60)
+        #expect(run.status == 0, "\(run.stderr.suffix(600))")
+        let line = run.stderr.split(separator: "\n").last { $0.contains(" frames in ") } ?? ""
+        let words = line.split(whereSeparator: { " (),;".contains($0) })
+        let coded = words.firstIndex(of: "keyframes").flatMap { Int(words[$0 - 1]) }
+        // At 0, 6 and 12 s; at 0, 3, 6, 9 and 12 s.
+        #expect(coded == keyframes, "\(line)")
     }
 }
