@@ -20,8 +20,9 @@ import RTCShareCore
 /// be shown (`VP8FrameTag`) until every macroblock has been coded from the real picture, and the
 /// frame that completes it is shown. Decoders take hidden frames into their references and keep
 /// showing the last picture shown, so a viewer who had the picture sees it held for the sweep's
-/// frames, then the new one whole; what was typed meanwhile is in it (the bands code the picture
-/// as it is when each is coded, the change map renews what changed behind them). A flat
+/// frames, then the new one whole: each band codes the picture as it is then, so what changed
+/// in the bands still to come is in it, and what changed behind the cursor (active in the
+/// change map) follows in the next frames, shown as they come. A flat
 /// macroblock the caller's map has let go is coded all the same, or the picture would stay
 /// hidden: the sweep ends `steps` coded frames after the keyframe whatever the map says. Frames
 /// rate control drops are not sent and count for nothing. No more than `longestHiddenRun` frames
