@@ -367,3 +367,52 @@ extension VP8ProgressiveKeyframeTests {
         #expect(VP8FrameTag.isShown(UnsafeRawBufferPointer(start: nil, count: 0)) == nil)
     }
 }
+
+extension VP8ProgressiveKeyframeTests {
+    /// What changes while a sweep is hidden: a change in a band still to come is in the first
+    /// picture shown; one in a band already coded follows in the next frames (all of the
+    /// picture is active here, so the band cursor comes round to it next).
+    @Test func changesDuringTheSweepAreInTheFirstPictureOrFollowIt() throws {
+        let steps = VP8ProgressiveKeyframe.steps
+        let frameBytes = PixelFormat.i420.bytes(width: Self.width, height: Self.height)!
+        let pool = try FramePool(budget: try MemoryBudget(capBytes: frameBytes + (1 << 20)), format: .i420,
+                                 maxWidth: Self.width, maxHeight: Self.height, count: 1)
+        var page = try Self.denseText(pool)
+        var config = VP8Encoder.Configuration(width: Self.width, height: Self.height, bitrateKbps: 2500)
+        config.frameRate = 15
+        config.reclaimStartupZeroPages = true
+        var encoder = try VP8Encoder(config)
+        encoder.setProgressiveKeyframes(enabled: true)
+        try encoder.setFrameDropping(allowed: false)
+        let viewer = try VP8Decoder()
+        let output = OutputBuffer(count: encoder.maximumFrameBytes)
+        // Two black boxes drawn after three bands are out: one in the first band (rows 2-4 of
+        // macroblocks), one in the seventh (rows 53-55).
+        let early = (y: 32..<80, x: 400..<600), late = (y: 848..<896, x: 400..<600)
+        func mean(_ picture: DecodedPicture, _ box: (y: Range<Int>, x: Range<Int>)) -> Int {
+            var sum = 0
+            for y in box.y { let row = picture.row(plane: 0, y: y); for x in box.x { sum += Int(row[x]) } }
+            return sum / (box.y.count * box.x.count)
+        }
+        var shown: [(frame: Int, early: Int, late: Int)] = []
+        for i in 0..<(2 * steps + 2) {
+            if i == 3 {
+                page.withMutablePixels { pixels in
+                    let y = pixels.plane(0)
+                    for box in [early, late] { for row in box.y { let line = y.row(row); for x in box.x { line[x] = 16 } } }
+                }
+            }
+            page.ptsMicroseconds = Int64(i) * 66_666
+            let info = try #require(try encoder.encode(page, into: output.bytes))
+            let seen = try viewer.decode(output.prefix(info.byteCount)) { (mean($0, early), mean($0, late)) }
+            if let seen { shown.append((i, seen.0, seen.1)) }
+        }
+        print("VP8ProgressiveKeyframeTests changes in the sweep: shown \(shown)")
+        let first = try #require(shown.first)
+        #expect(first.frame == steps, "\(shown)")
+        #expect(first.late < 60, "the change in a band to come is in the first picture: \(shown)")
+        #expect(first.early > 150, "the change behind the cursor is not yet: \(shown)")
+        let followed = shown.first { $0.early < 60 }
+        #expect(followed.map { $0.frame <= 2 * steps } == true, "and follows within a round of bands: \(shown)")
+    }
+}
