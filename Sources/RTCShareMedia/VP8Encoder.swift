@@ -58,8 +58,8 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     /// Frames coded with an active map (`encode(_:activeMap:_:)`), and whether libvpx holds one.
     public private(set) var activeMapFrames = 0
     private var activeMapSet = false
-    /// Above 1600x900: keyframes from a flat picture, no frame coding more than a band
-    /// (`VP8ProgressiveKeyframe`).
+    /// Above 1600x900: keyframes from a flat picture, no frame coding more than a band, and the
+    /// frames until the picture is whole marked not to be shown (`VP8ProgressiveKeyframe`).
     var progressive: VP8ProgressiveKeyframe
 
     private var keyframePending = false
