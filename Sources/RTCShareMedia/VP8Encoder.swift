@@ -58,8 +58,8 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     /// Frames coded with an active map (`encode(_:activeMap:_:)`), and whether libvpx holds one.
     public private(set) var activeMapFrames = 0
     private var activeMapSet = false
-    /// Above 1600x900: keyframes from a flat picture, no frame coding more than a band
-    /// (`VP8ProgressiveKeyframe`).
+    /// Above 1600x900: keyframes from a flat picture, no frame coding more than a band, and the
+    /// frames until the picture is whole marked not to be shown (`VP8ProgressiveKeyframe`).
     var progressive: VP8ProgressiveKeyframe
 
     private var keyframePending = false
@@ -91,6 +91,8 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         public let isKeyframe: Bool
         public let isDroppable: Bool
         public let ptsMicroseconds: Int64
+        /// A decoder shows the picture (false: hidden while a progressive keyframe sweeps in).
+        public let isShown: Bool
     }
 
     /// Opens a VP8 encoder. Throws `.invalidConfiguration` for a value out of range, `.vpx` when
@@ -270,10 +272,11 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         try submit(frame, activeMap: activeMap)
         guard let packet = takeFramePacket() else { return false }
         let data = packet.pointee.data.frame
-        body(EncodedFrame(bytes: UnsafeRawBufferPointer(start: data.buf, count: data.sz),
+        let bytes = UnsafeRawBufferPointer(start: data.buf, count: data.sz)
+        body(EncodedFrame(bytes: bytes,
                           isKeyframe: Self.has(VPX_FRAME_IS_KEY, data.flags),
                           isDroppable: Self.has(VPX_FRAME_IS_DROPPABLE, data.flags),
-                          ptsMicroseconds: pts))
+                          ptsMicroseconds: pts, isShown: VP8FrameTag.isShown(bytes) ?? true))
         return true
     }
 
@@ -296,7 +299,8 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         return EncodedFrameInfo(byteCount: data.sz,
                                 isKeyframe: Self.has(VPX_FRAME_IS_KEY, data.flags),
                                 isDroppable: Self.has(VPX_FRAME_IS_DROPPABLE, data.flags),
-                                ptsMicroseconds: pts)
+                                ptsMicroseconds: pts,
+                                isShown: VP8FrameTag.isShown(UnsafeRawBufferPointer(start: source, count: data.sz)) ?? true)
     }
 
     /// The quantizer at or under which a frame counts as fine (`VideoEncoder.lastPictureRefined()`):
@@ -437,7 +441,11 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
         }
         let data = frame.pointee.data.frame
         giveBackTokens(after: data)
-        progressive.frameCoded()
+        // The viewer keeps the last picture while a progressive keyframe's is unfinished.
+        if progressive.frameCoded(isKeyframe: Self.has(VPX_FRAME_IS_KEY, data.flags)), let buf = data.buf {
+            VP8FrameTag.setShown(false, in: UnsafeMutableRawBufferPointer(start: buf, count: data.sz))
+            stats.framesHidden += 1
+        }
         stats.framesOut += 1
         stats.bytesOut += UInt64(data.sz)
         if Self.has(VPX_FRAME_IS_KEY, data.flags) {

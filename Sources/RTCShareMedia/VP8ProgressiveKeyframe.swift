@@ -16,6 +16,19 @@ import RTCShareCore
 /// after a large frame (`VP8Encoder.giveBackTokens`), so the peak is the largest frame's. A
 /// viewer joining on such a keyframe sees the whole picture `steps` frames later.
 ///
+/// A viewer does not see the sweep: the flat keyframe and the frames after it are marked not to
+/// be shown (`VP8FrameTag`) until every macroblock has been coded from the real picture, and the
+/// frame that completes it is shown. Decoders take hidden frames into their references and keep
+/// showing the last picture shown, so a viewer who had the picture sees it held for the sweep's
+/// frames, then the new one whole: each band codes the picture as it is then, so what changed
+/// in the bands still to come is in it, and what changed behind the cursor (active in the
+/// change map) follows in the next frames, shown as they come. A flat
+/// macroblock the caller's map has let go is coded all the same, or the picture would stay
+/// hidden: the sweep ends `steps` coded frames after the keyframe whatever the map says. Frames
+/// rate control drops are not sent and count for nothing. No more than `longestHiddenRun` frames
+/// in a row are hidden: a keyframe request during a sweep starts another, and requests that keep
+/// coming (every 0.5 s at most, less than a sweep at 15 fps) must not hide the picture for good.
+///
 /// Below `minimumMacroblocks` (1600x900 and smaller) it is off and frames are coded as before;
 /// off too where libvpx's start-up zero-fill was done (`VP8Encoder.Configuration
 /// .reclaimStartupZeroPages` false, an embedder's default): the buffer is resident whole then.
@@ -29,22 +42,40 @@ struct VP8ProgressiveKeyframe: ~Copyable {
     /// stays is libvpx's running buffers; the page is complete 8 frames (0.57 s at 15 fps) after
     /// the keyframe.
     static let steps = 8
+    /// Frames hidden in a row at most: one sweep restarted by a keyframe request in its middle
+    /// still ends unseen; past this (requests that keep coming) the frames are shown as coded.
+    static let longestHiddenRun = 2 * steps
 
     let rows: Int
     let cols: Int
     /// Macroblocks one frame may code; 0 when off.
     let budget: Int
-    /// The active map handed to libvpx when a frame's own is over budget (rows x cols bytes), and
-    /// one row of each plane of the flat picture behind it; nil when off.
+    /// The active map handed to libvpx when a frame's own is over budget or leaves out flat
+    /// macroblocks (rows x cols bytes), then which macroblocks are still flat (1 each, rows x
+    /// cols), then one row of each plane of the flat picture; nil when off.
     private let memory: UnsafeMutableRawBufferPointer?
     /// Where the next frame's macroblocks are taken from (raster order), and where the frame
     /// being coded leaves it (`bound`), kept once the frame is out (`frameCoded`).
     private var cursor = 0
     private var nextCursor = 0
+    /// Macroblocks still at the last keyframe's flat picture (those marked in `memory`).
+    private(set) var flatLeft = 0
+    /// What the frame being coded is: coded with the map `bound` made in `memory`, or the flat
+    /// keyframe (`flatPicture`); `frameCoded` takes it into account once the frame is out.
+    private var codesOwnMap = false
+    private var codesFlatPicture = false
+    /// The sweep in progress is hidden (it began with a flat keyframe while `hidesSweep`, and no
+    /// frame of it has been shown), and the frames hidden in a row.
+    private var sweepHidden = false
+    private var hiddenRun = 0
+    /// Whether the sweep after a flat keyframe is hidden from the viewer (from the next keyframe).
+    var hidesSweep = true
     /// Keyframes coded from the flat picture.
     private(set) var flatKeyframes = 0
     /// Frames whose active map was cut to the budget.
     private(set) var boundedFrames = 0
+    /// Frames marked not to be shown.
+    private(set) var hiddenFrames = 0
 
     init(width: Int, height: Int, enabled: Bool = true) {
         rows = (height + 15) / 16
@@ -55,7 +86,8 @@ struct VP8ProgressiveKeyframe: ~Copyable {
             return
         }
         budget = (rows * cols + Self.steps - 1) / Self.steps
-        memory = .allocate(byteCount: rows * cols + width + 2 * ((width + 1) / 2), alignment: 16)
+        memory = .allocate(byteCount: 2 * rows * cols + width + 2 * ((width + 1) / 2), alignment: 16)
+        memory!.baseAddress!.initializeMemory(as: UInt8.self, repeating: 0, count: 2 * rows * cols)
     }
 
     deinit { memory?.deallocate() }
@@ -63,30 +95,36 @@ struct VP8ProgressiveKeyframe: ~Copyable {
     var isOn: Bool { memory != nil }
 
     /// The map libvpx should code the next (inter) frame with: `map` itself (nil: every
-    /// macroblock) while it activates at most `budget` macroblocks, else the next `budget` of its
-    /// active ones from the cursor on, in raster order, wrapping. The ones left out stay active
-    /// in the caller's change map (it renews what a coarse or dropped picture did not finish),
-    /// so they are taken in the next frames. The returned map's memory is this value's.
+    /// macroblock) while it activates at most `budget` macroblocks and leaves none of the flat
+    /// ones out, else the next `budget` of its active ones and the flat ones from the cursor on,
+    /// in raster order, wrapping. The ones left out stay active in the caller's change map (it
+    /// renews what a coarse or dropped picture did not finish), and flat here, so they are taken
+    /// in the next frames. The returned map's memory is this value's.
     mutating func bound(_ map: ActiveMap?) -> ActiveMap? {
+        codesOwnMap = false
+        codesFlatPicture = false
         // A map of another size is the caller's error, which `VP8Encoder` reports: passed on.
         guard let memory, map.map({ $0.rows == rows && $0.cols == cols && $0.activity.count >= rows * cols }) ?? true
         else { return map }
         let total = rows * cols
         let activity = map?.activity.baseAddress
+        let out = memory.baseAddress!.assumingMemoryBound(to: UInt8.self), flat = out + total
         var active = total
         if let activity {
             active = 0
-            for i in 0..<total where activity[i] != 0 { active += 1 }
+            for i in 0..<total where activity[i] != 0 || flat[i] != 0 { active += 1 }
         }
         guard active > budget else {
             nextCursor = cursor
-            return map
+            guard flatLeft > 0, let activity else { return map }
+            for i in 0..<total { out[i] = activity[i] != 0 || flat[i] != 0 ? 1 : 0 }
+            codesOwnMap = true
+            return ActiveMap(activity: UnsafeBufferPointer(start: out, count: total), rows: rows, cols: cols)
         }
-        let out = memory.baseAddress!.assumingMemoryBound(to: UInt8.self)
         out.initialize(repeating: 0, count: total)
         var taken = 0, index = cursor % total, seen = 0
         while taken < budget && seen < total {
-            if activity == nil || activity![index] != 0 {
+            if activity == nil || activity![index] != 0 || flat[index] != 0 {
                 out[index] = 1
                 taken += 1
             }
@@ -94,14 +132,44 @@ struct VP8ProgressiveKeyframe: ~Copyable {
             seen += 1
         }
         nextCursor = index
+        codesOwnMap = true
         boundedFrames += 1
         return ActiveMap(activity: UnsafeBufferPointer(start: out, count: total), rows: rows, cols: cols)
     }
 
-    /// The frame `bound` prepared came out: the next one goes on from where it stopped. A frame
-    /// rate control dropped is taken again from the same place.
-    mutating func frameCoded() {
+    /// The frame `bound` or `flatPicture` prepared came out (`isKeyframe`: as libvpx says): the
+    /// next one goes on from where it stopped, and what it coded is flat no more (all of it
+    /// after a keyframe of the real picture). A frame rate control dropped is taken again from
+    /// the same place. Returns whether this frame is to be hidden: its sweep is, and the
+    /// picture is not whole yet.
+    mutating func frameCoded(isKeyframe: Bool) -> Bool {
         cursor = nextCursor
+        if let memory {
+            let total = rows * cols
+            let out = memory.baseAddress!.assumingMemoryBound(to: UInt8.self), flat = out + total
+            if isKeyframe {
+                let flatNow = codesFlatPicture
+                if flatNow || flatLeft > 0 { flat.update(repeating: flatNow ? 1 : 0, count: total) }
+                flatLeft = flatNow ? total : 0
+                sweepHidden = flatNow && hidesSweep
+            } else if codesOwnMap && flatLeft > 0 {
+                for i in 0..<total where out[i] != 0 && flat[i] != 0 {
+                    flat[i] = 0
+                    flatLeft -= 1
+                }
+            }
+        }
+        codesOwnMap = false
+        codesFlatPicture = false
+        guard sweepHidden, flatLeft > 0, hiddenRun < Self.longestHiddenRun else {
+            // Shown: the rest of this sweep is shown too (hiding again would flicker).
+            sweepHidden = false
+            hiddenRun = 0
+            return false
+        }
+        hiddenRun += 1
+        hiddenFrames += 1
+        return true
     }
 
     /// The planes (Y, U, V) and strides of a flat picture in the mean colour of `pixels` for a
@@ -112,13 +180,15 @@ struct VP8ProgressiveKeyframe: ~Copyable {
         -> (planes: (UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<UInt8>), strides: (Int32, Int32, Int32))? {
         guard let memory else { return nil }
         let width = pixels.width, chromaWidth = (width + 1) / 2
-        let y = memory.baseAddress!.assumingMemoryBound(to: UInt8.self) + rows * cols
+        let y = memory.baseAddress!.assumingMemoryBound(to: UInt8.self) + 2 * rows * cols
         let u = y + width, v = u + chromaWidth
         y.initialize(repeating: Self.mean(of: pixels.plane(0)), count: width)
         u.initialize(repeating: Self.mean(of: pixels.plane(1)), count: chromaWidth)
         v.initialize(repeating: Self.mean(of: pixels.plane(2)), count: chromaWidth)
         cursor = 0
         nextCursor = 0
+        codesOwnMap = false
+        codesFlatPicture = true
         flatKeyframes += 1
         return ((y, u, v), (0, 0, 0))
     }
@@ -178,4 +248,11 @@ extension VP8Encoder {
     public var progressiveKeyframes: Int { progressive.flatKeyframes }
     /// Frames whose active map was cut to a band of the picture (`VP8ProgressiveKeyframe`).
     public var boundedFrames: Int { progressive.boundedFrames }
+
+    /// Whether the flat keyframe and the bands after it are hidden from the viewer until the
+    /// picture is whole (`VP8ProgressiveKeyframe`; on by default), from the next keyframe on.
+    public var hidesProgressiveSweep: Bool {
+        get { progressive.hidesSweep }
+        set { progressive.hidesSweep = newValue }
+    }
 }

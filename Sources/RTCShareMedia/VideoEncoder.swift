@@ -16,6 +16,8 @@ public struct VideoEncoderStats: Equatable, Sendable {
     public var keyframeRequestsAccepted: UInt64 = 0
     /// Keyframe requests dropped by the rate limit.
     public var keyframeRequestsLimited: UInt64 = 0
+    /// Of `framesOut`, frames marked not to be shown (VP8's progressive keyframes).
+    public var framesHidden: UInt64 = 0
 
     public init() {}
 }
@@ -39,12 +41,17 @@ public struct EncodedVideoFrame {
     public let isDroppable: Bool
     /// The timestamp of the input frame, as the caller gave it.
     public let ptsMicroseconds: Int64
+    /// A decoder shows the picture; false for a VP8 frame it only takes into its references
+    /// (`VP8FrameTag`: a progressive keyframe's sweep).
+    public let isShown: Bool
 
-    public init(bytes: UnsafeRawBufferPointer, isKeyframe: Bool, isDroppable: Bool, ptsMicroseconds: Int64) {
+    public init(bytes: UnsafeRawBufferPointer, isKeyframe: Bool, isDroppable: Bool, ptsMicroseconds: Int64,
+                isShown: Bool = true) {
         self.bytes = bytes
         self.isKeyframe = isKeyframe
         self.isDroppable = isDroppable
         self.ptsMicroseconds = ptsMicroseconds
+        self.isShown = isShown
     }
 }
 

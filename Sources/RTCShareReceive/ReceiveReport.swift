@@ -35,6 +35,9 @@ public struct ReceiveReport: Sendable, Equatable {
     public var framesUndecodable: UInt64 = 0
     /// Frames the depacketizer gave up (a packet missing).
     public var framesIncomplete: UInt64 = 0
+    /// VP8 frames decoded into the references and marked not to be shown (a progressive
+    /// keyframe's sweep): no picture, and their markers count as skipped.
+    public var framesHidden: UInt64 = 0
     public var keyframes: UInt64 = 0
     // Video packets.
     public var packets: UInt64 = 0
@@ -120,7 +123,7 @@ public struct ReceiveReport: Sendable, Equatable {
             + ",\"latency_p50_ms\":\(num(latencyP50Microseconds)),\"latency_p99_ms\":\(num(latencyP99Microseconds))"
             + ",\"latency_max_ms\":\(num(latencyMaxMicroseconds)),\"width\":\(width),\"height\":\(height)"
             + ",\"keyframes\":\(keyframes),\"frames_incomplete\":\(framesIncomplete)"
-            + ",\"frames_undecodable\":\(framesUndecodable)"
+            + ",\"frames_undecodable\":\(framesUndecodable),\"frames_hidden\":\(framesHidden)"
             + ",\"packets\":\(packets),\"packets_lost\":\(packetsLost),\"packets_nacked\":\(packetsNacked)"
             + ",\"packets_recovered\":\(packetsRecovered),\"packets_duplicate\":\(packetsDuplicate)"
             + ",\"packets_late\":\(packetsLate),\"nack_packets\":\(nackPackets),\"plis\":\(plis)"

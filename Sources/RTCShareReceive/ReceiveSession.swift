@@ -244,7 +244,7 @@ final class ReceiveLoop: RTPReceiverOutput {
 
     func videoFrame(_ frame: ReceivedVideoFrame, bytes: UnsafeRawBufferPointer) {
         do {
-            _ = try decoder.decode(bytes) { picture throws(MediaError) in
+            let decoded: Void? = try decoder.decode(bytes) { picture throws(MediaError) in
                 let y = picture.plane(0)
                 let marker = FrameMarker.read(luma: y.base, stride: y.stride, width: y.width, rows: y.rows)
                 // Timed when decoded (not the poll time, which is a flush time at the end).
@@ -257,6 +257,7 @@ final class ReceiveLoop: RTPReceiverOutput {
                     }
                 }
             }
+            if decoded == nil, configuration.videoCodec == .vp8, VP8FrameTag.isShown(bytes) == false { report.framesHidden += 1 }
         } catch {
             core.decodeFailed()
         }

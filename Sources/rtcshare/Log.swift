@@ -99,6 +99,7 @@ final class Log: @unchecked Sendable {
                 + ",\"source_frames\":\(p.stats.sourceFrames),\"restarts\":\(p.stats.sourceRestarts)"
                 + ",\"reconnects\":\(p.stats.reconnects),\"reconnecting\":\(p.stats.reconnecting)"
                 + ",\"audio_packets\":\(p.stats.audioPackets),\"audio_fec_loss_pct\":\(p.stats.audioExpectedLossPercent)"
+                + ",\"hidden_frames\":\(p.stats.hiddenFrames)"
             if let t {
                 json += ",\"packets\":\(t.packetsSent),\"bytes\":\(t.bytesSent),\"send_drops\":\(t.sendDrops)"
                     + ",\"frames_dropped_connecting\":\(t.framesDroppedConnecting)"
@@ -164,6 +165,7 @@ final class Log: @unchecked Sendable {
             text += "; sent \(t.packetsSent) packets, \(t.nacksReceived) NACKs, \(t.packetsRetransmitted) resent, "
                 + "\(t.pliReceived + t.firReceived) PLI/FIR"
         }
+        if s.hiddenFrames > 0 { text += "; \(s.hiddenFrames) hidden while keyframes swept in" }
         text += "; peak RSS \(PeakMemory.residentBytes() >> 20) MiB"
         line(text)
     }

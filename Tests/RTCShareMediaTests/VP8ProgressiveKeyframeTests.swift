@@ -42,7 +42,14 @@ import Testing
     }
 
     struct Run {
+        /// Per coded frame: PSNR of what the decoders' references hold (the frame decoded with
+        /// its show bit set, by a second decoder), whether it was marked to be shown, and what
+        /// the viewer's decoder showed for it (nil: nothing, the last picture stays).
         var psnr: [Double] = []
+        var shownBits: [Bool] = []
+        var shown: [Double?] = []
+        /// Flat macroblocks of each picture the viewer was shown.
+        var flatShown: [Int] = []
         var keyframes: [Bool] = []
         var bytes: [Int] = []
         /// Frames rate control dropped (an overshoot is dropped once and the next coded coarser).
@@ -50,16 +57,30 @@ import Testing
         var tokensResident = 0
         var progressiveKeyframes = 0
         var boundedFrames = 0
+        var framesHidden = 0
+
+        /// The longest run of coded frames the viewer was shown nothing for.
+        var longestHiddenRun: Int {
+            var longest = 0, run = 0
+            for picture in shown {
+                run = picture == nil ? run + 1 : 0
+                longest = max(longest, run)
+            }
+            return longest
+        }
     }
 
-    /// Codes the still page at 15 fps until `frames` have come out (a keyframe forced at the
-    /// `keyframeAt`th), decoding each frame and comparing it with the page.
-    static func run(progressive: Bool, frames: Int, keyframeAt: Int? = nil) throws -> Run {
+    /// Codes the still page at 15 fps until `frames` have come out (a keyframe forced at each
+    /// of `keyframesAt`, counted in frames out), decoding each frame as a viewer does and with
+    /// its show bit set, and comparing each with the page. Every frame is coded unless
+    /// `allowDrops`.
+    static func run(progressive: Bool, frames: Int, keyframesAt: Set<Int> = [], bitrateKbps: Int = 2500,
+                    allowDrops: Bool = false, hides: Bool = true) throws -> Run {
         let frameBytes = PixelFormat.i420.bytes(width: width, height: height)!
         let budget = try MemoryBudget(capBytes: frameBytes + (1 << 20))
         let pool = try FramePool(budget: budget, format: .i420, maxWidth: width, maxHeight: height, count: 1)
         var page = try denseText(pool)
-        var config = VP8Encoder.Configuration(width: width, height: height, bitrateKbps: 2500)
+        var config = VP8Encoder.Configuration(width: width, height: height, bitrateKbps: bitrateKbps)
         config.frameRate = 15
         // Finds the token buffer (`VP8Encoder.largestTokenBytesResident`): a fresh mapping of its own.
         config.reclaimStartupZeroPages = true
@@ -68,18 +89,19 @@ import Testing
         // Set either way: the encoder turns them on only where it found its token buffer, which
         // another suite's encoder opening at the same moment can hide (`StartupZeroFill`).
         encoder.setProgressiveKeyframes(enabled: progressive)
-        // Every frame coded: at 2500 kbit/s rate control drops the frames after a dense band (or
-        // after a whole dense keyframe) until their bits are paid for, which says nothing of
-        // the bands themselves.
-        try encoder.setFrameDropping(allowed: false)
-        let decoder = try VP8Decoder()
+        encoder.hidesProgressiveSweep = hides
+        // Every frame coded unless asked: at 2500 kbit/s rate control drops the frames after a
+        // dense band (or after a whole dense keyframe) until their bits are paid for, which
+        // says nothing of the bands themselves.
+        try encoder.setFrameDropping(allowed: allowDrops)
+        let viewer = try VP8Decoder(), references = try VP8Decoder()
         let output = OutputBuffer(count: encoder.maximumFrameBytes)
         var run = Run()
         var i = 0
-        while run.keyframes.count < frames && i < frames + 4 {
+        while run.keyframes.count < frames && i < 4 * frames + 4 {
             page.ptsMicroseconds = Int64(i) * 66_666
             i += 1
-            if run.keyframes.count == keyframeAt && !encoder.keyframeWillBeForced {
+            if keyframesAt.contains(run.keyframes.count) && !encoder.keyframeWillBeForced {
                 encoder.forceKeyframe(nowMicroseconds: page.ptsMicroseconds)
             }
             guard let info = try encoder.encode(page, into: output.bytes) else {
@@ -88,13 +110,23 @@ import Testing
             }
             run.keyframes.append(info.isKeyframe)
             run.bytes.append(info.byteCount)
-            try decoder.decode(output.prefix(info.byteCount)) { picture in
+            let frame = output.prefix(info.byteCount)
+            #expect(VP8FrameTag.isShown(frame) == info.isShown)
+            run.shownBits.append(info.isShown)
+            let seen = try viewer.decode(frame) { picture in
+                (page.withPixels { PictureCompare.psnr($0, picture) }, PictureCompare.flatMacroblocks(picture))
+            }
+            run.shown.append(seen?.0)
+            if let seen { run.flatShown.append(seen.1) }
+            VP8FrameTag.setShown(true, in: UnsafeMutableRawBufferPointer(rebasing: output.bytes[0..<info.byteCount]))
+            try references.decode(output.prefix(info.byteCount)) { picture in
                 run.psnr.append(page.withPixels { PictureCompare.psnr($0, picture) })
             }
         }
         run.tokensResident = encoder.largestTokenBytesResident
         run.progressiveKeyframes = encoder.progressiveKeyframes
         run.boundedFrames = encoder.boundedFrames
+        run.framesHidden = Int(encoder.stats.framesHidden)
         return run
     }
 
@@ -126,16 +158,61 @@ import Testing
         #expect(banded.psnr[0] < 15, "the flat keyframe: \(banded.psnr[0]) dB")
         #expect(banded.psnr[steps - 1] < banded.psnr[steps] - 3, "\(banded.psnr)")
         #expect(banded.psnr[steps] >= whole.psnr[0] - 1, "after \(steps) frames \(banded.psnr) dB, whole \(whole.psnr) dB")
+        // The viewer sees none of it: nothing until the frame that completes the picture, which
+        // is as fine as the whole keyframe was; coded whole, every frame is shown.
+        #expect(banded.shownBits == Array(repeating: false, count: steps) + [true, true], "\(banded.shownBits)")
+        #expect(banded.shown.prefix(steps).allSatisfy { $0 == nil }, "\(banded.shown)")
+        #expect((banded.shown[steps] ?? 0) >= whole.psnr[0] - 1, "shown \(banded.shown), whole \(whole.psnr) dB")
+        #expect(banded.flatShown.allSatisfy { $0 == 0 }, "flat macroblocks shown: \(banded.flatShown)")
+        #expect(banded.framesHidden == steps)
+        #expect(whole.shownBits.allSatisfy { $0 } && whole.shown.allSatisfy { $0 != nil } && whole.framesHidden == 0)
     }
 
-    /// A PLI or FIR and the periodic keyframes take the same path.
+    /// A PLI or FIR and the periodic keyframes take the same path. One in the middle of a sweep
+    /// starts another, hidden as well: the viewer's first picture is the second sweep's whole one.
     @Test func aRequestedKeyframeIsProgressiveToo() throws {
         let steps = VP8ProgressiveKeyframe.steps
-        let banded = try Self.run(progressive: true, frames: 3 + steps + 1, keyframeAt: 3)
+        let banded = try Self.run(progressive: true, frames: 3 + steps + 1, keyframesAt: [3])
         #expect(banded.keyframes.enumerated().filter { $0.element }.map(\.offset) == [0, 3])
         #expect(banded.progressiveKeyframes == 2)
         #expect(banded.psnr[3] < 15, "the second keyframe is flat too: \(banded.psnr)")
-        #expect(banded.psnr[3 + steps] >= banded.psnr[steps] - 1, "\(banded.psnr)")
+        #expect(banded.shown.prefix(3 + steps).allSatisfy { $0 == nil }, "\(banded.shown)")
+        let first = try #require(banded.shown[3 + steps], "\(banded.shown)")
+        #expect(abs(first - banded.psnr[3 + steps]) < 0.01 && first > 20, "shown \(first) dB, \(banded.psnr)")
+        #expect(banded.flatShown == [0])
+    }
+
+    /// Rate control dropping band frames (a thin rate, frames dropped when over it) and a
+    /// keyframe requested in a sweep: no picture the viewer is shown has a flat macroblock, and
+    /// the viewer waits no more than `longestHiddenRun` frames for one.
+    @Test func dropsAndARequestInTheSweepShowNoUnfinishedPicture() throws {
+        let run = try Self.run(progressive: true, frames: 30, keyframesAt: [5], bitrateKbps: 800, allowDrops: true)
+        print("VP8ProgressiveKeyframeTests at 800 kbit/s: dropped \(run.dropped), shown \(run.shownBits), "
+              + "PSNR \(run.shown.compactMap { $0 }) dB")
+        #expect(run.dropped > 0, "the case is one where rate control drops frames")
+        #expect(run.keyframes.enumerated().filter { $0.element }.map(\.offset) == [0, 5])
+        #expect(run.longestHiddenRun <= VP8ProgressiveKeyframe.longestHiddenRun)
+        #expect(!run.flatShown.isEmpty && run.flatShown.allSatisfy { $0 == 0 }, "flat macroblocks shown: \(run.flatShown)")
+        // Shown from the second sweep's last band on (frames 5 ... 5 + steps hidden, coded
+        // frames counted: drops do not count).
+        let steps = VP8ProgressiveKeyframe.steps
+        // (Up to four tries a frame: not every one of the 30 asked for comes out.)
+        let out = run.shownBits.count
+        #expect(out > 5 + steps + 1, "\(out) frames out")
+        #expect(run.shownBits == Array(repeating: false, count: 5 + steps) + Array(repeating: true, count: max(out - 5 - steps, 0)),
+                "\(run.shownBits)")
+    }
+
+    /// Keyframe requests that keep coming, each before the sweep ends, do not hide the picture
+    /// for good: after `longestHiddenRun` frames the viewer is shown what there is.
+    @Test func keyframesThatKeepComingDoNotHideThePictureForGood() throws {
+        let run = try Self.run(progressive: true, frames: 40, keyframesAt: Set(stride(from: 0, to: 40, by: 6)))
+        let limit = VP8ProgressiveKeyframe.longestHiddenRun
+        #expect(run.longestHiddenRun == limit, "\(run.shownBits)")
+        #expect(run.shown[limit] != nil, "\(run.shownBits)")
+        // Hidden without the sweep hidden: the frames as coded, the flat keyframes and all.
+        let shownAll = try Self.run(progressive: true, frames: 2, hides: false)
+        #expect(shownAll.shownBits == [true, true] && (shownAll.shown[0] ?? 99) < 15, "\(shownAll.shown)")
     }
 
     /// At 1600x900 and below a keyframe codes the whole picture and no map is cut: the output is
@@ -192,12 +269,12 @@ import Testing
         #expect(first == Array(0..<budget))
         let again = active(cut.bound(nil))
         #expect(again == first, "not coded: the same band again")
-        cut.frameCoded()
+        _ = cut.frameCoded(isKeyframe: false)
         for band in 1..<steps {
             let next = active(cut.bound(nil))
             let upper = min((band + 1) * budget, total)
             #expect(next == Array((band * budget)..<upper) + Array(0..<((band + 1) * budget - upper)), "band \(band)")
-            cut.frameCoded()
+            _ = cut.frameCoded(isKeyframe: false)
         }
         // Over the budget with holes: only active macroblocks are taken, from the cursor on.
         var most = [UInt8](repeating: 1, count: total)
@@ -210,5 +287,132 @@ import Testing
             // The bands covered the picture: the cursor is back at its start.
             #expect(taken == Array((0..<total).filter { most[$0] != 0 }.prefix(budget)))
         }
+    }
+}
+
+extension VP8ProgressiveKeyframeTests {
+    /// After a flat keyframe every macroblock is coded once even where the caller's map lets it
+    /// go (all of it still, here): the bands go on from the cursor, the last one (within the
+    /// budget) is the flat ones alone in this value's own map, and the frames are hidden until
+    /// then; after it the caller's map goes through as it is and nothing is hidden.
+    @Test func flatMacroblocksTheMapLetsGoAreCodedAndTheSweepHiddenUntilThen() throws {
+        var sweep = VP8ProgressiveKeyframe(width: Self.width, height: Self.height)
+        let total = sweep.rows * sweep.cols, budget = sweep.budget, steps = VP8ProgressiveKeyframe.steps
+        let frameBytes = PixelFormat.i420.bytes(width: Self.width, height: Self.height)!
+        let pool = try FramePool(budget: try MemoryBudget(capBytes: frameBytes + (1 << 20)), format: .i420,
+                                 maxWidth: Self.width, maxHeight: Self.height, count: 1)
+        let page = try Self.denseText(pool)
+        let flatMade = page.withPixels { sweep.flatPicture(like: $0) } != nil
+        let keyframeHidden = sweep.frameCoded(isKeyframe: true)
+        let flatAfterKeyframe = sweep.flatLeft
+        #expect(flatMade && keyframeHidden, "the flat keyframe is made and hidden")
+        #expect(flatAfterKeyframe == total)
+        let still = [UInt8](repeating: 0, count: total)
+        var hidden = [Bool]()
+        try still.withUnsafeBufferPointer { activity in
+            let map = ActiveMap(activity: activity, rows: sweep.rows, cols: sweep.cols)
+            for band in 0..<steps {
+                let bounded = sweep.bound(map)
+                let coded = try #require(bounded)
+                #expect(coded.activity.baseAddress != activity.baseAddress)
+                let on = (0..<total).filter { coded.activity[$0] != 0 }
+                #expect(on == Array((band * budget)..<min((band + 1) * budget, total)), "band \(band)")
+                hidden.append(sweep.frameCoded(isKeyframe: false))
+            }
+            let flatAfterSweep = sweep.flatLeft
+            #expect(flatAfterSweep == 0)
+            let after = sweep.bound(map)?.activity.baseAddress
+            #expect(after == activity.baseAddress, "the caller's map again")
+            hidden.append(sweep.frameCoded(isKeyframe: false))
+        }
+        #expect(hidden == Array(repeating: true, count: steps - 1) + [false, false])
+        let hiddenFrames = sweep.hiddenFrames
+        #expect(hiddenFrames == steps)
+        // A keyframe of the real picture (libvpx's own, say) leaves nothing flat to hide.
+        let realKeyframeHidden = sweep.frameCoded(isKeyframe: true)
+        let flatAfterRealKeyframe = sweep.flatLeft
+        #expect(!realKeyframeHidden && flatAfterRealKeyframe == 0)
+    }
+}
+
+/// The show_frame bit of the frame tag (RFC 6386 §9.1), byte by byte.
+@Suite struct VP8FrameTagTests {
+    @Test func theShowBitIsBit4OfTheFirstByteAndNothingElseChanges() {
+        // A keyframe (bit 0 clear), version 0, shown (bit 4), first partition 0x952 bytes; then
+        // the start code's first byte.
+        var frame: [UInt8] = [0x50, 0x2a, 0x01, 0x9d]
+        frame.withUnsafeMutableBytes { bytes in
+            #expect(VP8FrameTag.isShown(UnsafeRawBufferPointer(bytes)) == true)
+            #expect(VP8FrameTag.setShown(false, in: bytes))
+            #expect(VP8FrameTag.isShown(UnsafeRawBufferPointer(bytes)) == false)
+        }
+        #expect(frame == [0x40, 0x2a, 0x01, 0x9d])
+        // Every first byte: only bit 4 follows, key/inter, version and size bits stay.
+        for b in 0...255 {
+            var tag: [UInt8] = [UInt8(b), 0xff, 0x00]
+            tag.withUnsafeMutableBytes { VP8FrameTag.setShown(false, in: $0) }
+            #expect(tag == [UInt8(b) & 0xef, 0xff, 0x00])
+            tag.withUnsafeMutableBytes { VP8FrameTag.setShown(true, in: $0) }
+            #expect(tag == [UInt8(b) | 0x10, 0xff, 0x00])
+        }
+    }
+
+    @Test func aFrameShorterThanItsTagIsLeftAlone() {
+        var short: [UInt8] = [0x31, 0x00]
+        short.withUnsafeMutableBytes { bytes in
+            #expect(VP8FrameTag.isShown(UnsafeRawBufferPointer(bytes)) == nil)
+            #expect(!VP8FrameTag.setShown(false, in: bytes))
+        }
+        #expect(short == [0x31, 0x00])
+        #expect(VP8FrameTag.isShown(UnsafeRawBufferPointer(start: nil, count: 0)) == nil)
+    }
+}
+
+extension VP8ProgressiveKeyframeTests {
+    /// What changes while a sweep is hidden: a change in a band still to come is in the first
+    /// picture shown; one in a band already coded follows in the next frames (all of the
+    /// picture is active here, so the band cursor comes round to it next).
+    @Test func changesDuringTheSweepAreInTheFirstPictureOrFollowIt() throws {
+        let steps = VP8ProgressiveKeyframe.steps
+        let frameBytes = PixelFormat.i420.bytes(width: Self.width, height: Self.height)!
+        let pool = try FramePool(budget: try MemoryBudget(capBytes: frameBytes + (1 << 20)), format: .i420,
+                                 maxWidth: Self.width, maxHeight: Self.height, count: 1)
+        var page = try Self.denseText(pool)
+        var config = VP8Encoder.Configuration(width: Self.width, height: Self.height, bitrateKbps: 2500)
+        config.frameRate = 15
+        config.reclaimStartupZeroPages = true
+        var encoder = try VP8Encoder(config)
+        encoder.setProgressiveKeyframes(enabled: true)
+        try encoder.setFrameDropping(allowed: false)
+        let viewer = try VP8Decoder()
+        let output = OutputBuffer(count: encoder.maximumFrameBytes)
+        // Two black boxes drawn after three bands are out: one in the first band (rows 2-4 of
+        // macroblocks), one in the seventh (rows 53-55).
+        let early = (y: 32..<80, x: 400..<600), late = (y: 848..<896, x: 400..<600)
+        func mean(_ picture: DecodedPicture, _ box: (y: Range<Int>, x: Range<Int>)) -> Int {
+            var sum = 0
+            for y in box.y { let row = picture.row(plane: 0, y: y); for x in box.x { sum += Int(row[x]) } }
+            return sum / (box.y.count * box.x.count)
+        }
+        var shown: [(frame: Int, early: Int, late: Int)] = []
+        for i in 0..<(2 * steps + 2) {
+            if i == 3 {
+                page.withMutablePixels { pixels in
+                    let y = pixels.plane(0)
+                    for box in [early, late] { for row in box.y { let line = y.row(row); for x in box.x { line[x] = 16 } } }
+                }
+            }
+            page.ptsMicroseconds = Int64(i) * 66_666
+            let info = try #require(try encoder.encode(page, into: output.bytes))
+            let seen = try viewer.decode(output.prefix(info.byteCount)) { (mean($0, early), mean($0, late)) }
+            if let seen { shown.append((i, seen.0, seen.1)) }
+        }
+        print("VP8ProgressiveKeyframeTests changes in the sweep: shown \(shown)")
+        let first = try #require(shown.first)
+        #expect(first.frame == steps, "\(shown)")
+        #expect(first.late < 60, "the change in a band to come is in the first picture: \(shown)")
+        #expect(first.early > 150, "the change behind the cursor is not yet: \(shown)")
+        let followed = shown.first { $0.early < 60 }
+        #expect(followed.map { $0.frame <= 2 * steps } == true, "and follows within a round of bands: \(shown)")
     }
 }

@@ -18,7 +18,8 @@ JSON object: every run's peak and the median, and the breakdown of the median ru
 `--fill-delay` (with `--transport file` and the X11 source) also decodes the file and says how
 long after the first keyframe every macroblock of the still page has been coded: a macroblock
 still shows a flat picture while its decoded luma has no detail where the page's has (a VP8
-keyframe above 1600x900 is coded flat and the page follows in bands)."""
+keyframe above 1600x900 is coded flat and the page follows in bands, hidden until whole, so the
+first picture shown from the keyframe on, `flat_at_keyframe`, has none)."""
 import argparse
 import json
 import os
@@ -125,16 +126,24 @@ def smaps(pid):
 
 def fill_delay(work, size):
     """Frames and seconds from the first keyframe until at most 1 % of the page's detailed
-    macroblocks still decode flat (luma range under 8 where the page's is 64 or more)."""
+    macroblocks still decode flat (luma range under 8 where the page's is 64 or more), in the
+    pictures a viewer is shown: a frame marked not to be shown (VP8's show_frame 0, the flat
+    keyframe and its bands above 1600x900) decodes to none, so the first shown may be the one
+    that completes the page. Frames are counted as coded (shown or not)."""
     import numpy as np
     w, h = (int(v) for v in size.split("x"))
     page = subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-i", os.path.join(work, "page0.png"),
                            "-f", "rawvideo", "-pix_fmt", "gray", "-"], check=True, capture_output=True).stdout
     ivf = os.path.join(work, "out.ivf")
-    times = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v", "-show_entries", "frame=pts_time,key_frame",
-                            "-of", "csv=p=0", ivf], check=True, capture_output=True, text=True).stdout.split()
+
+    def listed(entries):
+        out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v", "-show_entries", entries,
+                              "-of", "csv=p=0", ivf], check=True, capture_output=True, text=True).stdout
+        return [t.split(",") for t in out.split()]
+    packets = listed("packet=pts_time,flags")  # every frame coded
+    shown = [float(r[0]) for r in listed("frame=pts_time")]  # the pictures decoded, in order
     frames = subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-i", ivf, "-f", "rawvideo",
-                             "-pix_fmt", "gray", "-"], check=True, capture_output=True).stdout
+                             "-pix_fmt", "gray", "-fps_mode", "passthrough", "-"], check=True, capture_output=True).stdout
 
     def blocks(luma):
         a = np.frombuffer(luma, dtype=np.uint8).reshape(h, w)[: h // 16 * 16, : w // 16 * 16]
@@ -142,14 +151,18 @@ def fill_delay(work, size):
         return b.max(axis=2).astype(int) - b.min(axis=2)
 
     detailed = blocks(page) >= 64
-    rows = [t.split(",") for t in times]
-    first_key = next(i for i, r in enumerate(rows) if r[0] == "1")
-    start = float(rows[first_key][1])
-    for i in range(first_key, len(rows)):
+    first_key = next(i for i, r in enumerate(packets) if "K" in r[1])
+    start = float(packets[first_key][0])
+    coded = [float(r[0]) for r in packets]
+    pictures = [i for i, t in enumerate(shown) if t >= start - 1e-6 and (i + 1) * w * h <= len(frames)]
+    for n, i in enumerate(pictures):
         flat = (blocks(frames[i * w * h:(i + 1) * w * h]) < 8) & detailed
+        if n == 0:
+            flat_first = int(flat.sum())
         if flat.sum() <= detailed.sum() // 100:
-            return {"frames_after_keyframe": i - first_key, "seconds": round(float(rows[i][1]) - start, 3),
-                    "flat_at_keyframe": int(((blocks(frames[first_key * w * h:(first_key + 1) * w * h]) < 8) & detailed).sum()),
+            return {"frames_after_keyframe": sum(1 for t in coded if start < t <= shown[i] + 1e-6),
+                    "seconds": round(shown[i] - start, 3),
+                    "flat_at_keyframe": flat_first, "hidden": len(coded) - len(shown),
                     "detailed_macroblocks": int(detailed.sum())}
     return None
 

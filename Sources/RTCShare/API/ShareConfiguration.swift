@@ -35,6 +35,10 @@ public struct ShareConfiguration: Sendable, Equatable {
     /// A keyframe at least this often, for receivers that join late and send no PLI (nil: only
     /// on request, on start and on orientation changes).
     public var keyframeInterval: MediaDuration?
+    /// In place of `keyframeInterval` where VP8 keyframes sweep in over 8 frames the viewer does
+    /// not see (above 1600x900, with `reclaimEncoderStartupMemory`): each one holds the
+    /// viewer's picture for them and re-codes the whole picture; nil: `keyframeInterval`.
+    public var progressiveKeyframeInterval: MediaDuration?
     /// Memory the outputs take from the frame budget (the packet history), and what they
     /// allocate on their own (SRTP contexts, socket buffers): the planner counts both.
     public var outputBudgetBytes = 0

@@ -121,6 +121,9 @@ public struct ShareStats: Sendable, Equatable {
     public var droppedWhilePaused = 0
     /// The codec the share encodes with.
     public var videoCodec = VideoCodec.vp8
+    /// Of `encodedFrames`, frames a decoder takes in without showing them: VP8's progressive
+    /// keyframes above 1600x900 sweep in unseen.
+    public var hiddenFrames = 0
 
     public init() {}
 }

@@ -114,7 +114,7 @@ public final class ShareSession: Sendable {
         }
 
         var pipeline = SharePipelineStateMachine(
-            configuration: pipelineConfiguration(plan, sourceIsLive: source.isLive, canResize: video.hasTransform),
+            configuration: pipelineConfiguration(plan, sourceIsLive: source.isLive, codec: codec, canResize: video.hasTransform),
             startedAt: MonotonicClock.now())
         pipeline.stats.videoCodec = codec
         pipeline.audioExpectedLoss(percent: audio?.expectedLossPercent ?? 0)
@@ -131,6 +131,7 @@ public final class ShareSession: Sendable {
             case .encode(let order):
                 let outcome = try video.encode(order) { (frame, outgoing) throws(ShareError) in
                     pipeline.frameCoded(bytes: frame.bytes.count, isKeyframe: frame.isKeyframe, at: order.at)
+                    if !frame.isShown { pipeline.stats.hiddenFrames += 1 }
                     try outputs.send(video: outgoing)
                 }
                 if outcome == .unchanged {
@@ -213,11 +214,19 @@ public final class ShareSession: Sendable {
         if keyframeRequested.exchange(false, ordering: .acquiringAndReleasing) { pipeline.keyframeRequested(at: now) }
     }
 
-    private func pipelineConfiguration(_ plan: MemoryPlan, sourceIsLive: Bool,
+    /// `keyframeInterval`, or `progressiveKeyframeInterval` where VP8 keyframes sweep in.
+    private func periodicKeyframeInterval(_ codec: VideoCodec, _ size: PictureSize) -> MediaDuration? {
+        guard codec == .vp8, configuration.reclaimEncoderStartupMemory,
+              VP8Encoder.codesProgressiveKeyframes(width: size.width, height: size.height),
+              let progressive = configuration.progressiveKeyframeInterval else { return configuration.keyframeInterval }
+        return progressive
+    }
+
+    private func pipelineConfiguration(_ plan: MemoryPlan, sourceIsLive: Bool, codec: VideoCodec,
                                        canResize: Bool) -> SharePipelineStateMachine.Configuration {
         SharePipelineStateMachine.Configuration(
             framesPerSecond: configuration.framesPerSecond, idleFramesPerSecond: configuration.idleFramesPerSecond,
-            stallThreshold: configuration.stallThreshold, keyframeInterval: configuration.keyframeInterval,
+            stallThreshold: configuration.stallThreshold, keyframeInterval: periodicKeyframeInterval(codec, plan.outputSize),
             maximumBitrateKbps: configuration.bitrateKbps, duration: configuration.duration,
             sourceIsLive: sourceIsLive, memorySoftLimitBytes: configuration.memorySoftLimitBytes,
             // A smaller encoder needs less only when its start-up zero pages are given back too

@@ -26,6 +26,26 @@ enum PictureCompare {
         return 10 * log10(255 * 255 / mse)
     }
 
+    /// Macroblocks (16x16 luma) of one value give or take 2: what a flat picture, or the part of
+    /// one not coded yet, is made of, and what a page of text has none of.
+    static func flatMacroblocks(_ decoded: DecodedPicture) -> Int {
+        var flat = 0
+        for top in stride(from: 0, to: decoded.height - 15, by: 16) {
+            for left in stride(from: 0, to: decoded.width - 15, by: 16) {
+                var low = UInt8.max, high = UInt8.min
+                for y in top..<top + 16 {
+                    let r = decoded.row(plane: 0, y: y)
+                    for x in left..<left + 16 {
+                        low = min(low, r[x])
+                        high = max(high, r[x])
+                    }
+                }
+                if high - low <= 2 { flat += 1 }
+            }
+        }
+        return flat
+    }
+
     /// Largest absolute difference between decoded luma and `expected` over a region.
     static func maxLumaDeviation(_ decoded: DecodedPicture, from expected: UInt8,
                                  x: Range<Int>, y: Range<Int>) -> Int {
