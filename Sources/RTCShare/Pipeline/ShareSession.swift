@@ -114,7 +114,8 @@ public final class ShareSession: Sendable {
         }
 
         var pipeline = SharePipelineStateMachine(
-            configuration: pipelineConfiguration(plan, sourceIsLive: source.isLive, canResize: video.hasTransform),
+            configuration: pipelineConfiguration(plan, sourceIsLive: source.isLive, canResize: video.hasTransform,
+                                                 codec: codec),
             startedAt: MonotonicClock.now())
         pipeline.stats.videoCodec = codec
         pipeline.audioExpectedLoss(percent: audio?.expectedLossPercent ?? 0)
@@ -144,6 +145,8 @@ public final class ShareSession: Sendable {
             case .setKeyframeCap(let constrained): try video.setKeyframeCap(constrained: constrained)
             case .restartSource: capture.requestRestart()
             case .resize(let size): try video.resize(to: size, makeEncoder: makeEncoder)
+            case .releaseEncoder: video.releaseEncoder()
+            case .restoreEncoder: try video.restoreEncoder(makeEncoder: makeEncoder)
             case .event(let event): onEvent(event)
             case .finish(let why): return why
             }
@@ -213,8 +216,8 @@ public final class ShareSession: Sendable {
         if keyframeRequested.exchange(false, ordering: .acquiringAndReleasing) { pipeline.keyframeRequested(at: now) }
     }
 
-    private func pipelineConfiguration(_ plan: MemoryPlan, sourceIsLive: Bool,
-                                       canResize: Bool) -> SharePipelineStateMachine.Configuration {
+    private func pipelineConfiguration(_ plan: MemoryPlan, sourceIsLive: Bool, canResize: Bool,
+                                       codec: VideoCodec) -> SharePipelineStateMachine.Configuration {
         SharePipelineStateMachine.Configuration(
             framesPerSecond: configuration.framesPerSecond, idleFramesPerSecond: configuration.idleFramesPerSecond,
             stallThreshold: configuration.stallThreshold, keyframeInterval: configuration.keyframeInterval,
@@ -222,7 +225,8 @@ public final class ShareSession: Sendable {
             sourceIsLive: sourceIsLive, memorySoftLimitBytes: configuration.memorySoftLimitBytes,
             // A smaller encoder needs less only when its start-up zero pages are given back too
             // (CLI); and only a share with a transform stage can scale to it.
-            canResize: canResize && configuration.reclaimEncoderStartupMemory, outputSize: plan.outputSize)
+            canResize: canResize && configuration.reclaimEncoderStartupMemory, outputSize: plan.outputSize,
+            releasesEncoderWhileReconnecting: configuration.releasesEncoderWhileReconnecting(codec))
     }
 
     /// The outputs: an `--output` IVF file first when configured, then the caller's.
