@@ -409,10 +409,10 @@ import Testing
         actions.filter { $0 == .releaseEncoder || $0 == .restoreEncoder }
     }
 
-    /// A lost connection with no output taking video lets the encoder go once, before the attempt
-    /// to publish again (the outputs report the loss and that they take no video in one
-    /// service), and the connection that comes back makes it again before its first frame, a
-    /// forced keyframe. The first connection of a share keeps the encoder made at its start.
+    /// A lost connection lets the encoder go once, at once (before the event is handled, and so
+    /// before the attempt to publish again), and the connection that comes back makes it again
+    /// before its first frame, a forced keyframe. The first connection of a share keeps the
+    /// encoder made at its start.
     @Test func aReconnectLetsTheEncoderGoAndMakesItAgainForTheKeyframe() {
         var m = Self.machine(releasesEncoder: true)
         _ = Self.actions(&m)
@@ -424,8 +424,12 @@ import Testing
         m.connection(.reconnecting(attempt: 1, reason: "DTLS: the server closed the association",
                                    retryInMilliseconds: 1000), output: "whip")
         m.outputsAcceptVideo(false)
-        #expect(Self.encoderActions(Self.actions(&m)) == [.releaseEncoder])
+        let lost = Self.actions(&m)
+        #expect(Self.encoderActions(lost) == [.releaseEncoder])
+        #expect(lost.first == .releaseEncoder, "before the reconnecting event: \(lost)")
         #expect(m.encoderReleased)
+        // A failed attempt says reconnecting again: nothing more to let go.
+        m.connection(.reconnecting(attempt: 2, reason: "POST: 503", retryInMilliseconds: 2000), output: "whip")
         // Frames arriving meanwhile are not encoded, and nothing asks for the encoder twice.
         m.frameArrived(at: Self.at(500), captureTime: Self.at(500), orientation: .up)
         m.outputsAcceptVideo(false)
@@ -445,7 +449,7 @@ import Testing
         #expect(Self.encoderActions(after).isEmpty)
     }
 
-    /// Where the encoder is kept (H.264, or a file output beside: the configuration says so),
+    /// Where the encoder is kept (H.264, or another output beside: the configuration says so),
     /// a reconnect asks for nothing of it.
     @Test func anEncoderThatIsKeptIsNotLetGoForAReconnect() {
         var m = Self.machine(releasesEncoder: false)

@@ -49,10 +49,11 @@ public struct SharePipelineStateMachine: Sendable {
         /// Zero-hertz: once the picture has stood still this long (no source frame), a repeat of
         /// it is not encoded, but for one each `ZeroHertz.refresh`; nil: every repeat is encoded.
         public var zeroHertz: ZeroHertz? = ZeroHertz()
-        /// Whether the encoder is let go while a lost connection is made again and no output
-        /// takes video (`.releaseEncoder`, `.restoreEncoder`): one whose start costs little (VP8
-        /// with its start-up zero-fill left out), so the reconnect's HTTP and handshake do not
-        /// stand on its buffers; the connection that comes back starts with a keyframe anyway.
+        /// Whether the encoder is let go while a lost connection is made again (`.releaseEncoder`
+        /// as soon as the loss is heard of, `.restoreEncoder` once an output takes video): for
+        /// a share whose one output is that connection and whose encoder's start costs little
+        /// (VP8 with its start-up zero-fill left out), so the reconnect's HTTP and handshake do
+        /// not stand on its buffers; the connection that comes back starts with a keyframe anyway.
         public var releasesEncoderWhileReconnecting = false
 
         public init(framesPerSecond: Int, idleFramesPerSecond: Int? = nil, stallThreshold: MediaDuration = .seconds(1),
@@ -372,10 +373,7 @@ public struct SharePipelineStateMachine: Sendable {
     /// nothing is encoded then, so the connection's first frame is the encoder's first, a keyframe).
     public mutating func outputsAcceptVideo(_ accept: Bool) {
         outputsAcceptVideo = accept
-        if !accept, stats.reconnecting, configuration.releasesEncoderWhileReconnecting, !encoderReleased {
-            encoderReleased = true
-            push(.releaseEncoder)
-        } else if accept, encoderReleased {
+        if accept, encoderReleased {
             encoderReleased = false
             push(.restoreEncoder)
         }

@@ -115,7 +115,7 @@ public final class ShareSession: Sendable {
 
         var pipeline = SharePipelineStateMachine(
             configuration: pipelineConfiguration(plan, sourceIsLive: source.isLive, canResize: video.hasTransform,
-                                                 codec: codec),
+                                                 codec: codec, outputs: outputs.sinks.count),
             startedAt: MonotonicClock.now())
         pipeline.stats.videoCodec = codec
         pipeline.audioExpectedLoss(percent: audio?.expectedLossPercent ?? 0)
@@ -217,7 +217,7 @@ public final class ShareSession: Sendable {
     }
 
     private func pipelineConfiguration(_ plan: MemoryPlan, sourceIsLive: Bool, canResize: Bool,
-                                       codec: VideoCodec) -> SharePipelineStateMachine.Configuration {
+                                       codec: VideoCodec, outputs: Int) -> SharePipelineStateMachine.Configuration {
         SharePipelineStateMachine.Configuration(
             framesPerSecond: configuration.framesPerSecond, idleFramesPerSecond: configuration.idleFramesPerSecond,
             stallThreshold: configuration.stallThreshold, keyframeInterval: configuration.keyframeInterval,
@@ -226,7 +226,8 @@ public final class ShareSession: Sendable {
             // A smaller encoder needs less only when its start-up zero pages are given back too
             // (CLI); and only a share with a transform stage can scale to it.
             canResize: canResize && configuration.reclaimEncoderStartupMemory, outputSize: plan.outputSize,
-            releasesEncoderWhileReconnecting: configuration.releasesEncoderWhileReconnecting(codec))
+            // Only a share whose one output reconnects: another would still take the video.
+            releasesEncoderWhileReconnecting: configuration.releasesEncoderWhileReconnecting(codec) && outputs == 1)
     }
 
     /// The outputs: an `--output` IVF file first when configured, then the caller's.

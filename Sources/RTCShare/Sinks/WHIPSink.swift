@@ -17,7 +17,7 @@ import RTCShareWHIP
 ///
 /// When the connection is lost (consent expired, ICE or DTLS failed or closed, the server's
 /// port closed) the share keeps its pipeline and memory: the old session is ended (BYE,
-/// close_notify at once, let go of and DELETEd with the next attempt), nothing is encoded meanwhile
+/// close_notify, DELETE) with the next attempt, nothing is encoded meanwhile
 /// (`acceptsVideo`), and after the policy's back-off a new offer is POSTed; its connection
 /// starts with a keyframe. At the end:
 /// RTCP BYE, DTLS close_notify, and the WHIP resource DELETEd (within a second).
@@ -46,11 +46,11 @@ public final class WHIPSink: MediaSink, TransportOutput {
     private var lostAt: MediaTime?
     /// The attempt the policy asked for, until it is made.
     private var nextAttempt: (at: MediaTime, way: ReconnectPolicy.Way)?
-    /// The session a loss ended, its goodbye said (BYE, close_notify): let go of and DELETEd
-    /// when the next attempt is made. The pipeline lets go of its encoder once it hears of the
-    /// loss, and what the old session's end runs (its SRTP and DTLS teardown, NSS's and
-    /// OpenSSL's code paged in again: ~2 MiB at once) and the DELETE loads (libcurl and its
-    /// chain, ~4 MiB) then come beside a share that no longer holds it.
+    /// The session a loss ended: its goodbye (BYE, close_notify), its end and its DELETE wait
+    /// for the next attempt. The pipeline lets go of its encoder once it hears of the loss, and
+    /// what ending the old session runs (DTLS's close_notify, the SRTP and DTLS teardown: NSS's
+    /// and OpenSSL's code paged in again, ~2.5 MiB at once) and what the DELETE loads (libcurl
+    /// and its chain, ~4 MiB) then come beside a share that no longer holds it.
     private var lostSession: WHIPPublishedSession?
     private var maximumKbps: Int?
     private var everConnected = false
@@ -202,7 +202,7 @@ public final class WHIPSink: MediaSink, TransportOutput {
     /// or as a frame on the stream to the TURN server when it goes there over TCP or TLS.
     public func transmit(_ datagram: UnsafeRawBufferPointer, to destination: TransportDestination) {
         guard case .address(let to) = destination else { return }
-        if let stream = session?.relayStream, to == stream.server {
+        if let stream = (session ?? lostSession)?.relayStream, to == stream.server {
             if !stream.send(datagram) { session?.transport.transmitFailed() }
             return
         }
@@ -322,7 +322,7 @@ public final class WHIPSink: MediaSink, TransportOutput {
     /// not take it: a new session at once), or a new POST. Requests to return when the attempt
     /// failed and the next is waited for; nil when the session is there to be serviced.
     private func attempt(_ way: ReconnectPolicy.Way, at now: MediaTime) throws(ShareError) -> TransportRequests? {
-        endLostSession()
+        endLostSession(at: now)
         if way == .iceRestart, let session {
             do {
                 let taken = try publisher.restartICE(session, at: now, output: self)
@@ -389,7 +389,7 @@ public final class WHIPSink: MediaSink, TransportOutput {
                                      attemptStartedAt: attemptStartedAt, random: &random)
         guard case .retry(let at, let attempt, let way) = decision else {
             endSession(at: now)
-            endLostSession()
+            endLostSession(at: now)
             throw error
         }
         if way == .newSession { endSession(at: now, untilNextAttempt: true) }
@@ -402,25 +402,31 @@ public final class WHIPSink: MediaSink, TransportOutput {
 
     /// Says goodbye on the current session (BYE, close_notify), DELETEs its resource and lets
     /// it go: its send core's history returns to the budget before a new one is made. After a
-    /// loss (`untilNextAttempt`) the rest waits for the next attempt (`lostSession`).
+    /// loss (`untilNextAttempt`) all of that waits for the next attempt (`lostSession`).
     private func endSession(at now: MediaTime, untilNextAttempt: Bool = false) {
         guard let session else { return }
-        if session.started { session.transport.close(at: now, output: self) }
-        session.relayStream?.flush()
         self.session = nil
         if session.relayStream != nil { descriptorGeneration += 1 }
         destination = nil
         if untilNextAttempt {
             lostSession = session
-        } else if let line = publisher.delete(session.resourceURL) {
-            notices.append(line)
+            return
         }
+        if session.started { session.transport.close(at: now, output: self) }
+        session.relayStream?.flush()
+        if let line = publisher.delete(session.resourceURL) { notices.append(line) }
     }
 
-    /// Lets go of the session the last loss ended and DELETEs its resource, if still owed: the
-    /// session first, so its teardown and the HTTP client are not resident together.
-    private func endLostSession() {
-        guard let resource = lostSession?.resourceURL else { return }
+    /// Ends the session the last loss left (`lostSession`), if any: goodbye, then let go of,
+    /// then DELETEd, so its teardown and the HTTP client are not resident together.
+    private func endLostSession(at now: MediaTime) {
+        let resource: String
+        do {
+            guard let lost = lostSession else { return }
+            if lost.started { lost.transport.close(at: now, output: self) }
+            lost.relayStream?.flush()
+            resource = lost.resourceURL
+        }
         lostSession = nil
         if let line = publisher.delete(resource) { notices.append(line) }
     }
@@ -443,8 +449,9 @@ public final class WHIPSink: MediaSink, TransportOutput {
 
     public func finish(_ reason: FinishReason) throws(ShareError) {
         let current = session?.resourceURL ?? lostSession?.resourceURL
-        endSession(at: MonotonicClock.now())
-        endLostSession()
+        let now = MonotonicClock.now()
+        endSession(at: now)
+        endLostSession(at: now)
         // The server took the last DELETE (or there was none to make): the sessions outages
         // left behind, until one is not taken.
         guard current.map({ !publisher.undeleted.contains($0) }) ?? true else { return }
