@@ -58,8 +58,9 @@ import TestSupport
             // A share planned over the 50 MiB cap is refused unless the cap is raised (the 1080p
             // rows run with one): for those, over-planning by up to 3 MiB is taken (the
             // loop-filter search's luma plane and the reconnect's pages are counted in full;
-            // WHIP 1080p VP8 was 1.3-1.9 over at 51.5-51.6 planned, and is now planned under the
-            // cap, 49.8 against 49.4 measured); under-planning never is.
+            // WHIP 1080p VP8 was 1.3-1.9 over at 51.5-51.6 planned, then 49.8 against 49.4 through
+            // its reconnect, and is now planned at its running share, 43.8 against 43.4, the
+            // reconnect letting the encoder go); under-planning never is.
             let overCap = (row.planned_mib ?? 0) > 50
             let difference = row.planned_minus_measured_mib ?? -99
             #expect(row.within || (overCap && difference >= -1 && difference <= 3),

@@ -173,7 +173,8 @@ public enum MemoryPlanner {
     /// its token buffer's pages follow what one frame codes. Measured on the shipped build,
     /// 1920x1080 testsrc shares with audio (`planner_case.py`, medians of 3, one sitting):
     /// `--peer` 42.1 → 40.0 MiB, WHIP through a reconnect 50.1 → 49.6; 1.8 MiB at 1080p keeps
-    /// both planned over their peak (40.4 and 49.8), taken as per pixel.
+    /// both planned over their peak (40.4 and 49.8; the WHIP share 43.8 against 43.4 since its
+    /// reconnect lets the encoder go), taken as per pixel.
     static func vp8ProgressiveSavedBytes(_ size: PictureSize) -> Int {
         Int(1.8 * 1_048_576 * Double(size.pixels) / Double(size1080.pixels))
     }

@@ -113,7 +113,12 @@ public final class WHIPSink: MediaSink, TransportOutput {
     /// When the start-up's pages were let go (`releasesStartupCodePages`) a reconnect touches
     /// part of them again (the POST, the handshake) before it lets them go once more: 6.0 MiB,
     /// measured as the peaks of 11 WHIP shares closed 2.5 s in (`planner_case.py`: 4.8–6.7 above
-    /// their running figure, within 1 MiB of 6.0 but for the 1080p VP8 share's 4.8).
+    /// their running figure, within 1 MiB of 6.0 but for the 1080p VP8 share's 4.8). Where the
+    /// VP8 encoder is let go meanwhile (`ShareConfiguration.releasesEncoderWhileReconnecting`)
+    /// this stands on the share without it, the old session's end and its DELETE in the same
+    /// phase: the 640x360 shares, whose peak it stays, measured 22.2 / 22.8 MiB against 22.7 /
+    /// 23.1 planned (without / with audio); above that the running share is the peak (1080p:
+    /// 43.4 against 43.8, 49.5 against 49.8 while the encoder stayed).
     public static func reconnectHeapBytes(_ configuration: WHIPConfiguration) -> Int {
         configuration.reconnect.limit == .off ? 0 : configuration.releasesStartupCodePages ? 6 << 20 : (38 << 20) / 10
     }
