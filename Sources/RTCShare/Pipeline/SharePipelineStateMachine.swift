@@ -140,8 +140,8 @@ public struct SharePipelineStateMachine: Sendable {
         case restartSource
         /// The memory governor shrank the picture: a new encoder at this size.
         case resize(PictureSize)
-        /// No output takes video while a lost connection is made again: the encoder's memory
-        /// goes back (`Configuration.releasesEncoderWhileReconnecting`).
+        /// The share's one output lost its connection and takes no video until it is made
+        /// again: the encoder's memory goes back (`Configuration.releasesEncoderWhileReconnecting`).
         case releaseEncoder
         /// An output takes video again: the encoder is made anew (its first frame a keyframe).
         case restoreEncoder
