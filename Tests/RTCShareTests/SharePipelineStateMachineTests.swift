@@ -11,10 +11,11 @@ import Testing
     static let t0 = MediaTime(microseconds: 1_000_000)
 
     static func machine(fps: Int = 20, kbps: Int = 2500, duration: MediaDuration? = nil, live: Bool = true,
-                        memoryLimit: Int? = nil, canResize: Bool = false) -> Machine {
+                        memoryLimit: Int? = nil, canResize: Bool = false, releasesEncoder: Bool = false) -> Machine {
         Machine(configuration: .init(framesPerSecond: fps, maximumBitrateKbps: kbps, duration: duration,
                                      sourceIsLive: live, memorySoftLimitBytes: memoryLimit, canResize: canResize,
-                                     outputSize: PictureSize(width: 1280, height: 720)),
+                                     outputSize: PictureSize(width: 1280, height: 720),
+                                     releasesEncoderWhileReconnecting: releasesEncoder),
                 startedAt: t0)
     }
 
@@ -402,5 +403,62 @@ import Testing
         #expect(m.stats.reconnects == 1 && !m.stats.reconnecting)
         #expect(actions.contains(.event(.reconnected(output: "whip", afterMilliseconds: 1200))))
         #expect(actions.contains { if case .event(.reconnecting(output: "whip", attempt: 1, _, _)) = $0 { true } else { false } })
+    }
+
+    static func encoderActions(_ actions: [Machine.Action]) -> [Machine.Action] {
+        actions.filter { $0 == .releaseEncoder || $0 == .restoreEncoder }
+    }
+
+    /// A lost connection lets the encoder go once, at once (before the event is handled, and so
+    /// before the attempt to publish again), and the connection that comes back makes it again
+    /// before its first frame, a forced keyframe. The first connection of a share keeps the
+    /// encoder made at its start.
+    @Test func aReconnectLetsTheEncoderGoAndMakesItAgainForTheKeyframe() {
+        var m = Self.machine(releasesEncoder: true)
+        _ = Self.actions(&m)
+        m.outputsAcceptVideo(false)  // connecting at the start
+        #expect(Self.encoderActions(Self.actions(&m)).isEmpty)
+        m.outputsAcceptVideo(true)
+        m.frameArrived(at: Self.at(50), captureTime: Self.at(50), orientation: .up)
+        for order in Self.orders(Self.actions(&m)) { Self.code(&m, order) }
+        m.connection(.reconnecting(attempt: 1, reason: "DTLS: the server closed the association",
+                                   retryInMilliseconds: 1000), output: "whip")
+        m.outputsAcceptVideo(false)
+        let lost = Self.actions(&m)
+        #expect(Self.encoderActions(lost) == [.releaseEncoder])
+        #expect(lost.first == .releaseEncoder, "before the reconnecting event: \(lost)")
+        #expect(m.encoderReleased)
+        // A failed attempt says reconnecting again: nothing more to let go.
+        m.connection(.reconnecting(attempt: 2, reason: "POST: 503", retryInMilliseconds: 2000), output: "whip")
+        // Frames arriving meanwhile are not encoded, and nothing asks for the encoder twice.
+        m.frameArrived(at: Self.at(500), captureTime: Self.at(500), orientation: .up)
+        m.outputsAcceptVideo(false)
+        let waiting = Self.actions(&m)
+        #expect(Self.orders(waiting).isEmpty && Self.encoderActions(waiting).isEmpty)
+        var started = TransportRequests(keyframe: true)
+        started.mediaStarted = true
+        m.connection(.reconnected(afterMilliseconds: 1200), output: "whip")
+        m.transport(started, output: "whip", roundTripMicroseconds: nil, at: Self.at(1300))
+        m.outputsAcceptVideo(true)
+        let back = Self.actions(&m)
+        #expect(Self.encoderActions(back) == [.restoreEncoder])
+        #expect(!m.encoderReleased)
+        m.frameArrived(at: Self.at(1350), captureTime: Self.at(1350), orientation: .up)
+        let after = Self.actions(&m)
+        #expect(Self.orders(after).map(\.keyframe) == [.forced])
+        #expect(Self.encoderActions(after).isEmpty)
+    }
+
+    /// Where the encoder is kept (H.264, or another output beside: the configuration says so),
+    /// a reconnect asks for nothing of it.
+    @Test func anEncoderThatIsKeptIsNotLetGoForAReconnect() {
+        var m = Self.machine(releasesEncoder: false)
+        _ = Self.actions(&m)
+        m.connection(.reconnecting(attempt: 1, reason: "ICE failed", retryInMilliseconds: 0), output: "whip")
+        m.outputsAcceptVideo(false)
+        m.connection(.reconnected(afterMilliseconds: 300), output: "whip")
+        m.outputsAcceptVideo(true)
+        #expect(Self.encoderActions(Self.actions(&m)).isEmpty)
+        #expect(!m.encoderReleased)
     }
 }

@@ -9,11 +9,16 @@ worst a screen of text gives an encoder: every macroblock detailed): one page he
 
     python3 bench/harness/fullhd_case.py BINARY [--codec vp8|h264] [--size 1920x1080] [--fps 15]
         [--seconds 20] [--still 6] [--transport whip|file] [--source x11|testsrc] [--runs 3]
-        [--arg=--mem-cap --arg=100M] [--fill-delay]
+        [--arg=--mem-cap --arg=100M] [--fill-delay] [--reconnect-after MS]
 
 `--transport whip` publishes into the aiortc WHIP server (Tests/Peers/whip_server.py) with
 audio (testtone); `file` writes the encoded video to a file (no transport, no audio). Prints one
 JSON object: every run's peak and the median, and the breakdown of the median run.
+
+`--reconnect-after MS` (WHIP) has the server close each session MS after it connected
+(`/whip-closing/`), and reports where the first reconnect's pages are: smaps just before the
+connection was lost, at the highest resident size from then until 3 s after it came back, and
+at those 3 s (`reconnect` in the run's figures; the difference of each to "before" per mapping).
 
 `--fill-delay` (with `--transport file` and the X11 source) also decodes the file and says how
 long after the first keyframe every macroblock of the still page has been coded: a macroblock
@@ -124,6 +129,73 @@ def smaps(pid):
     return {k: v for k, v in sorted(out.items(), key=lambda kv: -kv[1]) if v > 0}
 
 
+class ReconnectWatch:
+    """The first reconnect of a share, from its log and its smaps: the smaps read at least
+    `LEAD_S` before the log said "reconnecting" (the line comes after the loss was handled, which
+    may have loaded libcurl already), the one at the highest resident size from then until 3 s
+    after "reconnected", and the one at those 3 s."""
+
+    AFTER_S = 3.0
+    EVERY_S = 0.1
+    LEAD_S = 0.5
+
+    def __init__(self, log_path):
+        self.log_path = log_path
+        self.samples, self.last_at = [], -1.0
+        self.before, self.lost_at, self.back_at = None, None, None
+        self.high_kib, self.at_high, self.high_at, self.after = 0, None, None, None
+
+    def _log(self):
+        try:
+            return open(self.log_path, errors="replace").read()
+        except FileNotFoundError:
+            return ""
+
+    def sample(self, pid, kib, now):
+        if self.after is not None:
+            return
+        text = self._log()
+        if self.lost_at is None:
+            if "rtcshare: reconnecting" in text:
+                at, kib = next(((t, k) for t, k in reversed(self.samples) if t <= now - self.LEAD_S), self.samples[0])
+                self.before, self.lost_at = {"at_s": round(at, 2), "kib": kib}, now
+                self.high_kib = 0
+            elif now - self.last_at >= self.EVERY_S:
+                self.last_at = now
+                self.samples = self.samples[-20:] + [(now, smaps(pid))]
+            return
+        if self.back_at is None and "rtcshare: reconnected" in text:
+            self.back_at = now
+        if kib > self.high_kib + 128:
+            self.high_kib, self.at_high, self.high_at = kib, smaps(pid), now
+        if self.back_at is not None and now - self.back_at >= self.AFTER_S:
+            self.after = {"at_s": round(now, 2), "kib": smaps(pid)}
+
+    def figures(self):
+        if self.before is None:
+            return None
+        base = self.before["kib"]
+
+        def grown(kib):
+            names = set(kib) | set(base)
+            d = {n: kib.get(n, 0) - base.get(n, 0) for n in names}
+            return {n: v for n, v in sorted(d.items(), key=lambda kv: -abs(kv[1])) if abs(v) >= 64}
+
+        def total_mib(kib):
+            return round(sum(kib.values()) / 1024, 2)
+
+        out = {"before_at_s": self.before["at_s"], "lost_at_s": round(self.lost_at, 2),
+               "back_at_s": self.back_at and round(self.back_at, 2),
+               "before_mib": total_mib(base), "before_kib": base}
+        if self.at_high:
+            out.update({"high_at_s": round(self.high_at, 2), "high_mib": total_mib(self.at_high),
+                        "high_minus_before_kib": grown(self.at_high)})
+        if self.after:
+            out.update({"after_at_s": self.after["at_s"], "after_mib": total_mib(self.after["kib"]),
+                        "after_minus_before_kib": grown(self.after["kib"])})
+        return out
+
+
 def fill_delay(work, size):
     """Frames and seconds from the first keyframe until at most 1 % of the page's detailed
     macroblocks still decode flat (luma range under 8 where the page's is 64 or more), in the
@@ -184,7 +256,8 @@ def run_once(args, work, display, screen):
                 raise RuntimeError("the WHIP server did not start")
             time.sleep(0.1)
         port = int(open(port_file).read().strip())
-        argv = [args.binary, *common, "--audio", "testtone", "--whip", f"http://127.0.0.1:{port}/whip/fullhd",
+        path = f"whip-closing/{args.reconnect_after}" if args.reconnect_after else "whip"
+        argv = [args.binary, *common, "--audio", "testtone", "--whip", f"http://127.0.0.1:{port}/{path}/fullhd",
                 "--whip-bind", "127.0.0.1:0"]
     else:
         argv = [args.binary, *common, "--output", os.path.join(work, "out.ivf" if args.codec == "vp8" else "out.h264")]
@@ -194,6 +267,7 @@ def run_once(args, work, display, screen):
     high, at_high, mid, high_at = 0, {}, {}, 0.0
     changed = args.source != "x11"
     usage = None
+    watch = ReconnectWatch(os.path.join(work, "sender.log")) if args.reconnect_after else None
     while usage is None:
         pid, status, usage_now = os.wait4(proc.pid, os.WNOHANG)
         if pid == proc.pid:
@@ -204,6 +278,8 @@ def run_once(args, work, display, screen):
         if kib > high + 256:
             high, high_at = kib, round(now, 2)
             at_high = smaps(proc.pid)
+        if watch:
+            watch.sample(proc.pid, kib, now)
         if not mid and now > args.seconds / 2 + args.still / 2:
             mid = smaps(proc.pid)
         if not changed and now > args.still:
@@ -234,7 +310,7 @@ def run_once(args, work, display, screen):
     tail = text[-400:]
     encoded = re.findall(r"(\d+) frames in [0-9.]+ s", text)
     delay = fill_delay(work, args.size) if args.fill_delay and args.transport == "file" and args.source == "x11" else None
-    return {"exit": code, "fill_delay": delay, "encoded": int(encoded[-1]) if encoded else None, "peak_mib": round(usage.ru_maxrss / 1024, 2), "sampled_high_mib": round(high / 1024, 2), "high_at_seconds": high_at,
+    return {"exit": code, "fill_delay": delay, "reconnect": watch.figures() if watch else None, "encoded": int(encoded[-1]) if encoded else None, "peak_mib": round(usage.ru_maxrss / 1024, 2), "sampled_high_mib": round(high / 1024, 2), "high_at_seconds": high_at,
             "smaps_at_high_kib": at_high, "smaps_mid_kib": mid, "decoded": decoded,
             "log_tail": tail if code != 0 else ""}
 
@@ -252,6 +328,7 @@ def main():
     p.add_argument("--source", default="x11", choices=["x11", "testsrc"])
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--fill-delay", action="store_true")
+    p.add_argument("--reconnect-after", type=int, help="WHIP: the server closes each session this many ms after it connected")
     p.add_argument("--arg", action="append", default=[], help="one more argument for the sender (repeatable)")
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as work:

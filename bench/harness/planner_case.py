@@ -3,8 +3,8 @@
 ru_maxrss of the sender alone), and whether they are within 1 MiB (issue 10's promise).
 
 Configurations: `--peer` and `--whip`, VP8 at 640x360 and 1280x720 (and 1600x900), testsrc and
-a Y4M file, audio on and off, and the X11 screen (1920x1080 shared at 1280x720, both transports)
-when an Xvfb display is given; H.264 at both sizes with audio; both codecs at 1920x1080 with
+a Y4M file, audio on and off, and the X11 screen (1920x1080 shared at 1280x720, both transports,
+and at its own size over WHIP with VP8 showing a page of dense text) when an Xvfb display is given; H.264 at both sizes with audio; both codecs at 1920x1080 with
 audio (what `--size auto` picks for a 1080p screen). The receivers (`rtcshare receive`, the aiortc WHIP server) are not measured.
 Every WHIP share goes through a reconnect (the server closes its session 2.5 s after it
 connected, `/whip-closing/`): the peak a reconnect makes is planned, so it is measured.
@@ -59,13 +59,18 @@ def configurations(screen_clip, x11_display, whip):
     if x11_display:
         for transport in (["peer"] + (["whip"] if whip else [])):
             found.append({"transport": transport, "size": "1280x720", "source": f"x11:{x11_display}", "audio": True})
+        # The 1080p screen at its own size over WHIP with VP8, what `--size auto` picks for it,
+        # showing a page of dense text (`text_page`: drawn for this row only).
+        if whip:
+            found.append({"transport": "whip", "size": "1920x1080", "source": f"x11:{x11_display}", "audio": True,
+                          "codec": "vp8", "text_page": True})
     return found
 
 
 def name(c):
     source = "y4m" if c["source"].startswith("y4m:") else c["source"].split(":")[0]
-    return (f"{c['transport']} {c['size']} {source}" + (" +audio" if c["audio"] else "")
-            + (" h264" if c.get("codec") == "h264" else ""))
+    return (f"{c['transport']} {c['size']} {source}" + (" text" if c.get("text_page") else "")
+            + (" +audio" if c["audio"] else "") + (" h264" if c.get("codec") == "h264" else ""))
 
 
 def share_args(c, port, key, whip_port):
@@ -102,6 +107,19 @@ def start_whip_server(work):
     return server, int(open(port_file).read().strip())
 
 
+def paint_text_page(work, display, size):
+    """A page of dense text (`fullhd_case.make_pages`) held on `display` until terminated."""
+    import fullhd_case
+    fullhd_case.make_pages(work, size)
+    w, h = size.split("x")
+    pipeline = (f"filesrc location={work}/page0.png ! pngdec ! imagefreeze is-live=true ! videoconvert "
+                f"! video/x-raw,width={w},height={h},framerate=1/1 ! ximagesink display={display}")
+    painter = subprocess.Popen(["gst-launch-1.0", "-q", *pipeline.split()],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1.5)
+    return painter
+
+
 def within(planned, measured):
     return planned is not None and abs(round(planned - measured, 1)) <= TOLERANCE_MIB
 
@@ -131,13 +149,20 @@ def run(binary, screen_clip, seconds, port, key, work, x11_display=None, whip=Tr
             args = share_args(c, port, key, whip_port)
             planned = planned_mib(binary, args)
             log(f"  planner: {name(c)}")
-            runs = [share_peak(binary, args, c, port, key, seconds, work)]
-            # One share's peak moves by up to ~1.3 MiB from run to run (a WHIP share of the X11
-            # screen measured 33.8–36.5 MiB on one machine: where the kernel and the allocator
-            # place pages), so a miss is measured twice more and judged by the median of three;
-            # every run's figure is kept in the row.
-            if not within(planned, runs[0]["peak_rss_mib"]) and runs[0]["exit"] == 0:
-                runs += [share_peak(binary, args, c, port, key, seconds, work) for _ in range(MEASUREMENTS_ON_A_MISS - 1)]
+            painter = paint_text_page(work, x11_display, c["size"]) if c.get("text_page") else None
+            try:
+                runs = [share_peak(binary, args, c, port, key, seconds, work)]
+                # One share's peak moves by up to ~1.3 MiB from run to run (a WHIP share of the X11
+                # screen measured 33.8–36.5 MiB on one machine: where the kernel and the allocator
+                # place pages), so a miss is measured twice more and judged by the median of three;
+                # every run's figure is kept in the row.
+                if not within(planned, runs[0]["peak_rss_mib"]) and runs[0]["exit"] == 0:
+                    runs += [share_peak(binary, args, c, port, key, seconds, work)
+                             for _ in range(MEASUREMENTS_ON_A_MISS - 1)]
+            finally:
+                if painter:
+                    painter.terminate()
+                    painter.wait()
             measured = statistics.median(r["peak_rss_mib"] for r in runs)
             rows.append({"configuration": name(c), **c, "planned_mib": planned, "measured_mib": measured,
                          "runs_mib": [r["peak_rss_mib"] for r in runs],

@@ -97,3 +97,15 @@ public enum OutputOrientation: String, Sendable, CaseIterable {
     /// The shape of the first frame's upright picture.
     case source
 }
+
+extension ShareConfiguration {
+    /// Whether a share coding `codec` lets its encoder go while a lost connection is made again
+    /// (`SharePipelineStateMachine.Configuration.releasesEncoderWhileReconnecting`): VP8 with its
+    /// start-up zero-fill left out, whose start costs little (4.4 MiB at 1920x1080, against the
+    /// ~23 it holds running), when an output reconnects and no file takes the video meanwhile.
+    /// openh264 keeps its encoder: its first frames write most of what its start zeroes (a phase
+    /// above its running figure at 1280x720 and below).
+    public func releasesEncoderWhileReconnecting(_ codec: VideoCodec) -> Bool {
+        codec == .vp8 && reclaimEncoderStartupMemory && outputReconnectHeapBytes > 0 && ivfPath == nil
+    }
+}

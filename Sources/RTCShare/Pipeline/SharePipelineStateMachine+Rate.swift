@@ -116,6 +116,11 @@ extension SharePipelineStateMachine {
         switch change {
         case .reconnecting(let attempt, let reason, let ms):
             stats.reconnecting = true
+            // First: nothing the event's handling touches stands on the encoder's buffers.
+            if configuration.releasesEncoderWhileReconnecting, !encoderReleased {
+                encoderReleased = true
+                push(.releaseEncoder)
+            }
             push(.event(.reconnecting(output: output, attempt: attempt, reason: reason, retryInMilliseconds: ms)))
         case .reconnected(let ms):
             stats.reconnects += 1

@@ -49,11 +49,17 @@ public struct SharePipelineStateMachine: Sendable {
         /// Zero-hertz: once the picture has stood still this long (no source frame), a repeat of
         /// it is not encoded, but for one each `ZeroHertz.refresh`; nil: every repeat is encoded.
         public var zeroHertz: ZeroHertz? = ZeroHertz()
+        /// Whether the encoder is let go while a lost connection is made again (`.releaseEncoder`
+        /// as soon as the loss is heard of, `.restoreEncoder` once an output takes video): for
+        /// a share whose one output is that connection and whose encoder's start costs little
+        /// (VP8 with its start-up zero-fill left out), so the reconnect's HTTP and handshake do
+        /// not stand on its buffers; the connection that comes back starts with a keyframe anyway.
+        public var releasesEncoderWhileReconnecting = false
 
         public init(framesPerSecond: Int, idleFramesPerSecond: Int? = nil, stallThreshold: MediaDuration = .seconds(1),
                     keyframeInterval: MediaDuration? = nil, maximumBitrateKbps: Int, duration: MediaDuration? = nil,
                     sourceIsLive: Bool = true, memorySoftLimitBytes: Int? = nil, canResize: Bool = false,
-                    outputSize: PictureSize) {
+                    outputSize: PictureSize, releasesEncoderWhileReconnecting: Bool = false) {
             self.framesPerSecond = framesPerSecond
             self.idleFramesPerSecond = idleFramesPerSecond
             self.stallThreshold = stallThreshold
@@ -64,6 +70,7 @@ public struct SharePipelineStateMachine: Sendable {
             self.memorySoftLimitBytes = memorySoftLimitBytes
             self.canResize = canResize
             self.outputSize = outputSize
+            self.releasesEncoderWhileReconnecting = releasesEncoderWhileReconnecting
         }
     }
 
@@ -133,6 +140,11 @@ public struct SharePipelineStateMachine: Sendable {
         case restartSource
         /// The memory governor shrank the picture: a new encoder at this size.
         case resize(PictureSize)
+        /// The share's one output lost its connection and takes no video until it is made
+        /// again: the encoder's memory goes back (`Configuration.releasesEncoderWhileReconnecting`).
+        case releaseEncoder
+        /// An output takes video again: the encoder is made anew (its first frame a keyframe).
+        case restoreEncoder
         case event(ShareEvent)
         /// The share is over; nothing comes after this.
         case finish(FinishReason)
@@ -178,6 +190,8 @@ public struct SharePipelineStateMachine: Sendable {
     var governor: MemoryGovernor?
     var actions: [Action] = []
     var outputsAcceptVideo = true
+    /// The encoder was let go for a reconnect and not made again yet.
+    public internal(set) var encoderReleased = false
     /// Set when media starts flowing: the next frame is a keyframe whatever the limit says.
     var keyframeNow = false
     var hostKeyframePending = false
@@ -359,6 +373,10 @@ public struct SharePipelineStateMachine: Sendable {
     /// nothing is encoded then, so the connection's first frame is the encoder's first, a keyframe).
     public mutating func outputsAcceptVideo(_ accept: Bool) {
         outputsAcceptVideo = accept
+        if accept, encoderReleased {
+            encoderReleased = false
+            push(.restoreEncoder)
+        }
     }
 
     private mutating func pacerAction(_ action: FramePacerStateMachine.Action?, at now: MediaTime) {

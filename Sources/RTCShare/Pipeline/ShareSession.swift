@@ -114,7 +114,8 @@ public final class ShareSession: Sendable {
         }
 
         var pipeline = SharePipelineStateMachine(
-            configuration: pipelineConfiguration(plan, sourceIsLive: source.isLive, codec: codec, canResize: video.hasTransform),
+            configuration: pipelineConfiguration(plan, sourceIsLive: source.isLive, canResize: video.hasTransform,
+                                                 codec: codec, outputs: outputs.sinks.count),
             startedAt: MonotonicClock.now())
         pipeline.stats.videoCodec = codec
         pipeline.audioExpectedLoss(percent: audio?.expectedLossPercent ?? 0)
@@ -145,6 +146,8 @@ public final class ShareSession: Sendable {
             case .setKeyframeCap(let constrained): try video.setKeyframeCap(constrained: constrained)
             case .restartSource: capture.requestRestart()
             case .resize(let size): try video.resize(to: size, makeEncoder: makeEncoder)
+            case .releaseEncoder: video.releaseEncoder()
+            case .restoreEncoder: try video.restoreEncoder(makeEncoder: makeEncoder)
             case .event(let event): onEvent(event)
             case .finish(let why): return why
             }
@@ -222,8 +225,8 @@ public final class ShareSession: Sendable {
         return progressive
     }
 
-    private func pipelineConfiguration(_ plan: MemoryPlan, sourceIsLive: Bool, codec: VideoCodec,
-                                       canResize: Bool) -> SharePipelineStateMachine.Configuration {
+    private func pipelineConfiguration(_ plan: MemoryPlan, sourceIsLive: Bool, canResize: Bool,
+                                       codec: VideoCodec, outputs: Int) -> SharePipelineStateMachine.Configuration {
         SharePipelineStateMachine.Configuration(
             framesPerSecond: configuration.framesPerSecond, idleFramesPerSecond: configuration.idleFramesPerSecond,
             stallThreshold: configuration.stallThreshold, keyframeInterval: periodicKeyframeInterval(codec, plan.outputSize),
@@ -231,7 +234,9 @@ public final class ShareSession: Sendable {
             sourceIsLive: sourceIsLive, memorySoftLimitBytes: configuration.memorySoftLimitBytes,
             // A smaller encoder needs less only when its start-up zero pages are given back too
             // (CLI); and only a share with a transform stage can scale to it.
-            canResize: canResize && configuration.reclaimEncoderStartupMemory, outputSize: plan.outputSize)
+            canResize: canResize && configuration.reclaimEncoderStartupMemory, outputSize: plan.outputSize,
+            // Only a share whose one output reconnects: another would still take the video.
+            releasesEncoderWhileReconnecting: configuration.releasesEncoderWhileReconnecting(codec) && outputs == 1)
     }
 
     /// The outputs: an `--output` IVF file first when configured, then the caller's.

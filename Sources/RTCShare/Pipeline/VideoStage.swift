@@ -213,17 +213,40 @@ struct VideoStage: ~Copyable {
     }
 
     /// A smaller picture under memory pressure: the old encoder goes first (the point is to need
-    /// less), its pages back to the system, then one at `size` with the same settings.
+    /// less), its pages back to the system, then one at `size` with the same settings (none
+    /// while the encoder is let go for a reconnect: `restoreEncoder` makes it at `size`).
     mutating func resize(to size: PictureSize,
                          makeEncoder: (VideoCodec, PictureSize) throws(ShareError) -> VideoEncoder) throws(ShareError) {
+        let released = encoder == nil
         encoderInput = nil
-        encoder = nil
-        ProcessHeap.releaseFree()
-        encoder = try makeEncoder(codec, size)
+        releaseEncoder()
+        if !released { try remakeEncoder(size, makeEncoder) }
         output = size
         inputGeneration = -1
         do { try changes.resize(width: size.width, height: size.height) } catch { throw .pipeline("change map: \(error)") }
         changesGeneration = -1
+    }
+
+    /// Lets the encoder go while no output takes video (a reconnect): its buffers, most of the
+    /// share's memory, go back to the system.
+    mutating func releaseEncoder() {
+        encoder = nil
+        ProcessHeap.releaseFree()
+    }
+
+    /// Makes the encoder again after `releaseEncoder`, with the settings it was last given;
+    /// its first frame is a keyframe. Nothing when it is there.
+    mutating func restoreEncoder(makeEncoder: (VideoCodec, PictureSize) throws(ShareError) -> VideoEncoder) throws(ShareError) {
+        guard encoder == nil else { return }
+        try remakeEncoder(output, makeEncoder)
+        // What the picture was coded against is gone with the encoder: every macroblock is
+        // coded afresh.
+        changesGeneration = -1
+    }
+
+    private mutating func remakeEncoder(_ size: PictureSize,
+                                        _ makeEncoder: (VideoCodec, PictureSize) throws(ShareError) -> VideoEncoder) throws(ShareError) {
+        encoder = try makeEncoder(codec, size)
         if let bitrateKbps { try setBitrate(kbps: bitrateKbps) }
         if let keyframeCapConstrained { try setKeyframeCap(constrained: keyframeCapConstrained) }
     }

@@ -36,6 +36,10 @@ public struct MemoryPlan: Sendable, Equatable {
     /// What publishing again loads beside everything running (libcurl for a WHIP reconnect's
     /// DELETE and POST; 0: the output does not reconnect).
     public var reconnectHeapBytes = 0
+    /// The encoder line's bytes still resident while a connection is made again: all of them,
+    /// or none where the encoder is let go meanwhile (VP8: `releasesEncoderWhileReconnecting`;
+    /// with `auto`, H.264's, which keeps its own).
+    public var encoderKeptWhileReconnectingBytes = 0
     /// The pages only the start ran, which the output lets go of once it first connects or sends
     /// (a negative item of the running share; 0: it keeps them), and the encoder as it stands
     /// before (opened, no frame coded yet).
@@ -47,9 +51,11 @@ public struct MemoryPlan: Sendable, Equatable {
     /// The resident size while the output closes: everything running but the encoder, plus
     /// what closing loads (0 when closing loads nothing).
     public var closingPeakBytes: Int { closingHeapBytes > 0 ? totalBytes - encoderBytes + closingHeapBytes : 0 }
-    /// The resident size while a lost connection is made again: everything running, the
-    /// encoder included, plus what publishing loads.
-    public var reconnectPeakBytes: Int { reconnectHeapBytes > 0 ? totalBytes + reconnectHeapBytes : 0 }
+    /// The resident size while a lost connection is made again: everything running but what
+    /// of the encoder is let go meanwhile, plus what publishing loads.
+    public var reconnectPeakBytes: Int {
+        reconnectHeapBytes > 0 ? totalBytes - encoderBytes + encoderKeptWhileReconnectingBytes + reconnectHeapBytes : 0
+    }
     /// The resident size before the output lets the start-up's pages go (it connects, or sends
     /// its first frame): everything running but the encoder's frames, those pages still held
     /// (0 when the output lets none go).
@@ -167,7 +173,8 @@ public enum MemoryPlanner {
     /// its token buffer's pages follow what one frame codes. Measured on the shipped build,
     /// 1920x1080 testsrc shares with audio (`planner_case.py`, medians of 3, one sitting):
     /// `--peer` 42.1 → 40.0 MiB, WHIP through a reconnect 50.1 → 49.6; 1.8 MiB at 1080p keeps
-    /// both planned over their peak (40.4 and 49.8), taken as per pixel.
+    /// both planned over their peak (40.4 and 49.8; the WHIP share 43.8 against 43.4 since its
+    /// reconnect lets the encoder go), taken as per pixel.
     static func vp8ProgressiveSavedBytes(_ size: PictureSize) -> Int {
         Int(1.8 * 1_048_576 * Double(size.pixels) / Double(size1080.pixels))
     }
@@ -338,6 +345,12 @@ public enum MemoryPlanner {
         plan.encoderBytes = encoder
         plan.closingHeapBytes = configuration.outputClosingHeapBytes
         plan.reconnectHeapBytes = configuration.outputReconnectHeapBytes
+        switch configuration.videoCodec {
+        case .vp8 where configuration.releasesEncoderWhileReconnecting(.vp8): plan.encoderKeptWhileReconnectingBytes = 0
+        case .auto where configuration.releasesEncoderWhileReconnecting(.vp8):
+            plan.encoderKeptWhileReconnectingBytes = encoderBytes(.h264, output, lateFirstFrames: configuration.videoWaitsForConnection)
+        default: plan.encoderKeptWhileReconnectingBytes = encoder
+        }
         plan.releasedStartupBytes = configuration.outputReleasedStartupBytes
         // Opened, nothing coded yet (video waits for the connection): its start-up growth.
         plan.encoderOpenBytes = configuration.videoCodec == .h264 ? openh264CodeBytes : vp8EncoderStartupBytes(output)

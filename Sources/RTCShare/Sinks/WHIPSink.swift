@@ -16,9 +16,10 @@ import RTCShareWHIP
 /// edge: the socket, the clock, address conversion.
 ///
 /// When the connection is lost (consent expired, ICE or DTLS failed or closed, the server's
-/// port closed) the share keeps its pipeline, encoder and memory: the old session is ended
-/// (BYE, close_notify, DELETE), nothing is encoded meanwhile (`acceptsVideo`), and after the
-/// policy's back-off a new offer is POSTed; its connection starts with a keyframe. At the end:
+/// port closed) the share keeps its pipeline and memory: the old session is ended (BYE,
+/// close_notify, DELETE) with the next attempt, nothing is encoded meanwhile
+/// (`acceptsVideo`), and after the policy's back-off a new offer is POSTed; its connection
+/// starts with a keyframe. At the end:
 /// RTCP BYE, DTLS close_notify, and the WHIP resource DELETEd (within a second).
 public final class WHIPSink: MediaSink, TransportOutput {
     public let name: String
@@ -45,6 +46,12 @@ public final class WHIPSink: MediaSink, TransportOutput {
     private var lostAt: MediaTime?
     /// The attempt the policy asked for, until it is made.
     private var nextAttempt: (at: MediaTime, way: ReconnectPolicy.Way)?
+    /// The session a loss ended: its goodbye (BYE, close_notify), its end and its DELETE wait
+    /// for the next attempt. The pipeline lets go of its encoder once it hears of the loss, and
+    /// what ending the old session runs (DTLS's close_notify, the SRTP and DTLS teardown: NSS's
+    /// and OpenSSL's code paged in again, ~2.5 MiB at once) and what the DELETE loads (libcurl
+    /// and its chain, ~4 MiB) then come beside a share that no longer holds it.
+    private var lostSession: WHIPPublishedSession?
     private var maximumKbps: Int?
     private var everConnected = false
     private var changes: [ConnectionChange] = []
@@ -106,7 +113,12 @@ public final class WHIPSink: MediaSink, TransportOutput {
     /// When the start-up's pages were let go (`releasesStartupCodePages`) a reconnect touches
     /// part of them again (the POST, the handshake) before it lets them go once more: 6.0 MiB,
     /// measured as the peaks of 11 WHIP shares closed 2.5 s in (`planner_case.py`: 4.8–6.7 above
-    /// their running figure, within 1 MiB of 6.0 but for the 1080p VP8 share's 4.8).
+    /// their running figure, within 1 MiB of 6.0 but for the 1080p VP8 share's 4.8). Where the
+    /// VP8 encoder is let go meanwhile (`ShareConfiguration.releasesEncoderWhileReconnecting`)
+    /// this stands on the share without it, the old session's end and its DELETE in the same
+    /// phase: the 640x360 shares, whose peak it stays, measured 22.2 / 22.8 MiB against 22.7 /
+    /// 23.1 planned (without / with audio); above that the running share is the peak (1080p:
+    /// 43.4 against 43.8, 49.5 against 49.8 while the encoder stayed).
     public static func reconnectHeapBytes(_ configuration: WHIPConfiguration) -> Int {
         configuration.reconnect.limit == .off ? 0 : configuration.releasesStartupCodePages ? 6 << 20 : (38 << 20) / 10
     }
@@ -195,7 +207,7 @@ public final class WHIPSink: MediaSink, TransportOutput {
     /// or as a frame on the stream to the TURN server when it goes there over TCP or TLS.
     public func transmit(_ datagram: UnsafeRawBufferPointer, to destination: TransportDestination) {
         guard case .address(let to) = destination else { return }
-        if let stream = session?.relayStream, to == stream.server {
+        if let stream = (session ?? lostSession)?.relayStream, to == stream.server {
             if !stream.send(datagram) { session?.transport.transmitFailed() }
             return
         }
@@ -315,6 +327,7 @@ public final class WHIPSink: MediaSink, TransportOutput {
     /// not take it: a new session at once), or a new POST. Requests to return when the attempt
     /// failed and the next is waited for; nil when the session is there to be serviced.
     private func attempt(_ way: ReconnectPolicy.Way, at now: MediaTime) throws(ShareError) -> TransportRequests? {
+        endLostSession(at: now)
         if way == .iceRestart, let session {
             do {
                 let taken = try publisher.restartICE(session, at: now, output: self)
@@ -381,9 +394,10 @@ public final class WHIPSink: MediaSink, TransportOutput {
                                      attemptStartedAt: attemptStartedAt, random: &random)
         guard case .retry(let at, let attempt, let way) = decision else {
             endSession(at: now)
+            endLostSession(at: now)
             throw error
         }
-        if way == .newSession { endSession(at: now) }
+        if way == .newSession { endSession(at: now, untilNextAttempt: true) }
         if lostAt == nil { lostAt = now }
         nextAttempt = (at: at, way: way)
         changes.append(.reconnecting(attempt: attempt, reason: error.description,
@@ -392,15 +406,34 @@ public final class WHIPSink: MediaSink, TransportOutput {
     }
 
     /// Says goodbye on the current session (BYE, close_notify), DELETEs its resource and lets
-    /// it go: its send core's history returns to the budget before a new one is made.
-    private func endSession(at now: MediaTime) {
+    /// it go: its send core's history returns to the budget before a new one is made. After a
+    /// loss (`untilNextAttempt`) all of that waits for the next attempt (`lostSession`).
+    private func endSession(at now: MediaTime, untilNextAttempt: Bool = false) {
         guard let session else { return }
-        if session.started { session.transport.close(at: now, output: self) }
-        session.relayStream?.flush()
-        if let line = publisher.delete(session.resourceURL) { notices.append(line) }
         self.session = nil
         if session.relayStream != nil { descriptorGeneration += 1 }
         destination = nil
+        if untilNextAttempt {
+            lostSession = session
+            return
+        }
+        if session.started { session.transport.close(at: now, output: self) }
+        session.relayStream?.flush()
+        if let line = publisher.delete(session.resourceURL) { notices.append(line) }
+    }
+
+    /// Ends the session the last loss left (`lostSession`), if any: goodbye, then let go of,
+    /// then DELETEd, so its teardown and the HTTP client are not resident together.
+    private func endLostSession(at now: MediaTime) {
+        let resource: String
+        do {
+            guard let lost = lostSession else { return }
+            if lost.started { lost.transport.close(at: now, output: self) }
+            lost.relayStream?.flush()
+            resource = lost.resourceURL
+        }
+        lostSession = nil
+        if let line = publisher.delete(resource) { notices.append(line) }
     }
 
     public func maximumBitrateChanged(kbps: Int, at now: MediaTime) {
@@ -420,8 +453,10 @@ public final class WHIPSink: MediaSink, TransportOutput {
     }
 
     public func finish(_ reason: FinishReason) throws(ShareError) {
-        let current = session?.resourceURL
-        endSession(at: MonotonicClock.now())
+        let current = session?.resourceURL ?? lostSession?.resourceURL
+        let now = MonotonicClock.now()
+        endSession(at: now)
+        endLostSession(at: now)
         // The server took the last DELETE (or there was none to make): the sessions outages
         // left behind, until one is not taken.
         guard current.map({ !publisher.undeleted.contains($0) }) ?? true else { return }
