@@ -39,6 +39,15 @@ public struct OggOpusWriter: ~Copyable {
     private var samplesWritten: Int64 = 0
     private var packetNumber: Int64 = 0
 
+    /// Heap bytes the writer holds now, from libogg's own record of what it allocated (its
+    /// body, lacing and granule arrays) plus the stream state and the held packet: the
+    /// writer's figure alone, where the allocator's statistics are the whole process's.
+    public var heapBytes: Int {
+        let state = stream.pointee
+        let lacing = Int(state.lacing_storage) * (MemoryLayout<Int32>.size + MemoryLayout<ogg_int64_t>.size)
+        return MemoryLayout<ogg_stream_state>.size + Int(state.body_storage) + lacing + held.count
+    }
+
     /// Creates (or truncates) `path` and writes the two header pages. `preSkip` is the
     /// encoder's look-ahead at 48 kHz (samples a player drops); `inputSampleRate` is what the
     /// audio was captured at (informational; 0: unknown); `serial` names the logical stream.
