@@ -99,6 +99,7 @@ final class Log: @unchecked Sendable {
                 + ",\"source_frames\":\(p.stats.sourceFrames),\"restarts\":\(p.stats.sourceRestarts)"
                 + ",\"reconnects\":\(p.stats.reconnects),\"reconnecting\":\(p.stats.reconnecting)"
                 + ",\"audio_packets\":\(p.stats.audioPackets),\"audio_fec_loss_pct\":\(p.stats.audioExpectedLossPercent)"
+                + ",\"source_rows\":\(p.stats.sourceRowsConverted)"
             if let t {
                 json += ",\"packets\":\(t.packetsSent),\"bytes\":\(t.bytesSent),\"send_drops\":\(t.sendDrops)"
                     + ",\"frames_dropped_connecting\":\(t.framesDroppedConnecting)"
