@@ -84,6 +84,20 @@ import Testing
         #expect(mode == 0o600)
     }
 
+    /// xdg-desktop-portal-wlr passes the compositor's damage on (SPA_META_VideoDamage): the
+    /// checks of the wayland source's `aSmallChangeConvertsOnlyItsRows` hold over the portal.
+    @Test func aSmallChangeConvertsOnlyItsRows() throws {
+        let desktop = try PortalDesktop()
+        defer { desktop.stop() }
+        let client = try desktop.sway.startClient(in: desktop.dir, shareWidth: 1280)
+        defer { client.kill() }
+        let token = desktop.work.appendingPathComponent("token").path
+        try WaylandCaptureTests.shareWholeThenSmallDamage(client: client, dir: desktop.work, source: "portal",
+                                                          extra: ["--portal-token-file", token]) { arguments in
+            try desktop.asUser(Tools.rtcshare, arguments, name: "sender")
+        }
+    }
+
     /// The first share asks the chooser (the portal's dialog); the second presents the kept
     /// token and gets the same screen without asking.
     @Test func theRestoreTokenSkipsTheDialogNextTime() throws {
