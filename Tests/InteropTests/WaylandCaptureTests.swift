@@ -154,6 +154,56 @@ import Testing
         }
     }
 
+    /// A small change on a turned or flipped output: the compositor's damage names rows of
+    /// the buffer as stored, which the band is cut from before the picture is turned upright.
+    /// Only the marker ticks (SIGHUP): every picture must carry its new counter (a band in the
+    /// wrong place would leave the marker as it was, and the receiver would count repeats), and
+    /// a picture converts well under half the buffer's rows.
+    @Test(arguments: [("180", "1280x720", 1280), ("90", "720x1280", 720), ("flipped-270", "720x1280", 720)])
+    func aSmallChangeOnATurnedOutputLandsWhereItWasDrawn(transform: String, size: String, shareWidth: Int) throws {
+        let sway = try Sway(width: 1920, height: 1080)
+        defer { sway.stop() }
+        try sway.message(["output", "HEADLESS-1", "transform", transform])
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let client = try sway.startClient(in: dir, shareWidth: shareWidth)
+        defer { client.kill() }
+        kill(client.process.processIdentifier, SIGHUP)
+        let port = try Tools.freeUDPPorts(count: 4)
+        let sdp = dir.appendingPathComponent("t.sdp").path, txJSON = dir.appendingPathComponent("t-tx.jsonl").path
+        let sender = try sway.background(Tools.rtcshare, [
+            "--source", "wayland", "--size", size, "--output-orientation", "source", "--fps", "20",
+            "--peer", "127.0.0.1:\(port)", "--sdp", sdp,
+            "--start-delay", "2", "--duration", "6", "--stats-json", txJSON,
+        ], in: dir, name: "sender")
+        try #require(Tools.waitForFile(sdp, timeout: 20, while: { sender.isRunning }), "no SDP: \(sender.stderr)")
+        let rxJSON = dir.appendingPathComponent("t-rx.json").path
+        let receiver = try BackgroundProcess(Tools.rtcshare, ["receive", "--sdp", sdp, "--stats-json", rxJSON, "--idle-timeout", "3"],
+                                             in: dir, name: "receiver")
+        #expect(sender.wait(timeout: 30) == 0, "sender: \(sender.stderr)")
+        #expect(receiver.wait(timeout: 15) == 0, "receiver: \(receiver.stderr)")
+        let sent = try #require(BuiltInReceiverTests.SenderSummary(sender.stderr), "\(sender.stderr)")
+        let stats = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: rxJSON))) as? [String: Any])
+        func int(_ key: String) -> Int { (stats[key] as? NSNumber)?.intValue ?? -1 }
+        #expect(Double(int("frames")) >= 0.95 * Double(sent.frames) && sent.frames > 0,
+                "received \(int("frames")) of \(sent.frames)\nreceiver: \(receiver.stderr)")
+        #expect(int("markers_unreadable") == 0, "\(stats)")
+        let shape = size.split(separator: "x").compactMap { Int($0) }
+        #expect(int("width") == shape.first && int("height") == shape.last, "the share's shape: \(stats)")
+
+        let lines = Self.statsLines(txJSON)
+        func counter(_ key: String, at second: Double) -> Double {
+            lines.last(where: { Self.number($0, "t") <= second }).map { Self.number($0, key) } ?? -1
+        }
+        let pictures = counter("source_frames", at: 5) - counter("source_frames", at: 1)
+        let rows = (counter("source_rows", at: 5) - counter("source_rows", at: 1)) / max(pictures, 1)
+        // Each picture the source delivered shows a counter of its own.
+        let distinct = int("frames") - int("frames_repeated")
+        #expect(pictures >= 6 && Double(distinct) >= 0.9 * (counter("source_frames", at: 7) - 1),
+                "\(distinct) distinct markers of \(counter("source_frames", at: 7)) pictures: \(stats)\n\(sender.stderr)")
+        #expect(rows <= 1080 / 2, "\(rows) rows a picture while only the marker changes")
+    }
+
     /// The phases of `aSmallChangeConvertsOnlyItsRows` for a source (`start` runs the sender).
     static func shareWholeThenSmallDamage(client: BackgroundProcess, dir: URL, source: String,
                                           extra: [String] = [],
