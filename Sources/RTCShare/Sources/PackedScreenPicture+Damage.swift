@@ -17,13 +17,7 @@ extension PackedScreenPicture {
     /// `X11StripPlan.exact` then says which whole strips hold them, and strips convert to the
     /// very bytes of the whole picture. Columns are not narrowed: a band is whole rows.
     final class LastPicture {
-        /// A class around the slot, so it is borrowed through a reference (an optional
-        /// noncopyable stored property cannot be borrowed through on Swift 6.0).
-        private final class Kept {
-            let slot: FrameSlot
-            init(_ slot: consuming FrameSlot) { self.slot = slot }
-        }
-        private var frame: Kept?
+        private var frame: FrameSlot?
         /// Stored rows drawn since `frame` was converted; nil: none (or no frame to draw over).
         private var pending: Range<Int>?
         private var pendingWhole = true
@@ -58,7 +52,7 @@ extension PackedScreenPicture {
 
         /// The frame just delivered is the one to draw over next.
         func delivered(_ slot: borrowing FrameSlot, rows: Int) {
-            frame = Kept(slot.share())
+            frame = slot.share()
             pending = nil
             pendingWhole = false
             _ = rowsConverted.wrappingAdd(rows, ordering: .relaxed)
@@ -66,7 +60,10 @@ extension PackedScreenPicture {
 
         /// Copies the last frame's pixels outside `rect` (luma pixels, even origin) into `pixels`.
         func copy(into pixels: FramePixels, except rect: (x: Int, y: Int, width: Int, height: Int)) {
-            frame!.slot.withPixels { last in
+            // Taken out and put back: an optional noncopyable stored property cannot be borrowed
+            // through on Swift 6.0.
+            guard let kept = frame.take() else { return }
+            kept.withPixels { last in
                 for index in 0..<3 {
                     let from = last.plane(index), to = pixels.plane(index)
                     let s = index == 0 ? 0 : 1
@@ -84,6 +81,7 @@ extension PackedScreenPicture {
                     }
                 }
             }
+            frame = consume kept
         }
     }
 
