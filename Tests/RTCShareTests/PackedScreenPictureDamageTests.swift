@@ -69,9 +69,9 @@ import Testing
             pool = try FramePool(budget: budget, format: .i420, maxWidth: delivered.width, maxHeight: delivered.height, count: 4)
         }
         struct PoolExhausted: Error {}
-        func convert(_ b: Buffer, last: PackedScreenPicture.LastPicture) throws -> FrameSlot {
+        func convert(_ b: Buffer, last: PackedScreenPicture.LastPicture, redFirst: Bool = false) throws -> FrameSlot {
             guard let frame = try PackedScreenPicture.convert(
-                b.base, width: b.width, height: b.height, stride: b.stride, redFirst: false, orientation: c.orientation,
+                b.base, width: b.width, height: b.height, stride: b.stride, redFirst: redFirst, orientation: c.orientation,
                 delivered: delivered, fitted: fitted, placement: placement, scratch: scratch, last: last, pool: pool,
                 what: "test") else { throw PoolExhausted() }
             return frame
@@ -145,6 +145,28 @@ import Testing
         last.noteDamage(rows: nil)
         _ = try share.convert(buffer, last: last)
         #expect(last.rowsConverted.load(ordering: .relaxed) - before == c.height)
+    }
+
+    /// XBGR (red first) is swapped in place, only in the rows converted: the compositor copies
+    /// its whole picture into the buffer each time, so the rows left unswapped are never read.
+    @Test func aRedFirstPictureIsSwappedOnlyWhereItIsConverted() throws {
+        let c = Self.cases[0]
+        let budget = try MemoryBudget(capBytes: 96 << 20, prefault: false)
+        let share = try Share(c, budget: budget)
+        let screen = Buffer(width: c.width, height: c.height, seed: 99), buffer = Buffer(width: c.width, height: c.height, seed: 1)
+        func copied() -> Buffer {
+            buffer.base.update(from: screen.base, count: screen.stride * screen.height)
+            return buffer
+        }
+        let last = PackedScreenPicture.LastPicture()
+        _ = try share.convert(copied(), last: last, redFirst: true)
+        screen.scribble(x: 1201, y: 601, width: 55, height: 9)
+        last.noteDamage(rows: 601..<610)
+        let before = last.rowsConverted.load(ordering: .relaxed)
+        let banded = try share.convert(copied(), last: last, redFirst: true)
+        #expect(last.rowsConverted.load(ordering: .relaxed) - before == 12)
+        let whole = try share.convert(copied(), last: PackedScreenPicture.LastPicture(), redFirst: true)
+        #expect(Self.rowsDiffering(banded, whole) == 0)
     }
 
     @Test func exactPlansLineUpOrSayNo() throws {
