@@ -196,13 +196,14 @@ public final class PortalSource: ScreenFitting, CountsConvertedRows {
     /// The buffer's picture, converted into a frame of the delivered size; nil when every slot
     /// is busy downstream (the capture is skipped, alive).
     private func convert(_ frame: rtcs_pw_frame, pool: FramePool, at time: MediaTime) throws(SourceError) -> FrameSlot? {
+        // Noted first: once the buffer is given back, what it changed is known nowhere else.
+        last.noteDamage(rows: frame.damaged != 0 ? Int(frame.damage_y)..<Int(frame.damage_y + frame.damage_height) : nil)
         guard let base = frame.data else { return nil }
         let width = Int(frame.width), height = Int(frame.height), stride = Int(frame.stride)
         let turned = WaylandOutputTransform.orientation(transform: Int(frame.transform), yInverted: false)
         if width != bufferWidth || height != bufferHeight || turned != orientation {
             try follow(width: width, height: height, orientation: turned)
         }
-        last.noteDamage(rows: frame.damaged != 0 ? Int(frame.damage_y)..<Int(frame.damage_y + frame.damage_height) : nil)
         let redFirst = frame.format == RTCS_PW_RGBX.rawValue || frame.format == RTCS_PW_RGBA.rawValue
         // The converter reads B G R X; PipeWire maps the producer's buffer read-only unless it says otherwise.
         guard !redFirst || frame.writable != 0 else {

@@ -202,6 +202,8 @@ public final class WaylandSource: ScreenFitting, CountsConvertedRows {
                 return .frame(frame)
             default:  // RTCS_WL_FRAME_FAILED
                 connection!.releaseFrame()
+                // Damage the compositor sent for the failed copy is not sent again.
+                last.noteDamage(rows: nil)
                 if !connection!.outputPresent {
                     throw SourceError("wayland: the output \(name.dropFirst("wayland:".count)) of \(display) is gone")
                 }
