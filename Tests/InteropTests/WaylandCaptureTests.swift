@@ -497,10 +497,10 @@ final class Sway: @unchecked Sendable {
     }
 
     /// Starts the test client and waits until its picture is on the output.
-    func startClient(in dir: URL, shareWidth: Int, name: String = "client") throws -> BackgroundProcess {
+    func startClient(in dir: URL, shareWidth: Int, name: String = "client", arguments: [String] = []) throws -> BackgroundProcess {
         let here = URL(fileURLWithPath: Tools.rtcshare).deletingLastPathComponent()
         let client = try background(here.appendingPathComponent("wayland-test-client").path,
-                                    ["--share-width", "\(shareWidth)"], in: dir, name: name)
+                                    ["--share-width", "\(shareWidth)"] + arguments, in: dir, name: name)
         guard client.waitForOutput(containing: "ready", onStandardOutput: true, timeout: 20) else {
             client.kill()
             throw Tools.DecodeError(message: "the test client did not draw: \(client.stderr)")

@@ -5,7 +5,9 @@
 // picture still (nothing is committed, so the compositor draws nothing); SIGTERM ends it.
 // SIGHUP starts a small animation: only the marker ticks (no box), and each frame damages only
 // the marker's rectangle, so the compositor reports a small region (once each buffer has been
-// drawn whole in this mode).
+// drawn whole in this mode). With `--alternate`, the small animation takes turns: even frames
+// draw (and damage) the marker, odd frames a 384x48 block at the bottom-left, so a frame's
+// damage alone is never the whole change since a frame two or more back.
 //
 // The marker (two rows of 32 blocks: the counter, then the low 32 bits of CLOCK_MONOTONIC in
 // microseconds; white 1, black 0) is drawn `width / share_width` times its size, so that a share
@@ -67,6 +69,7 @@ static struct {
     buffer buffers[2];
     int share_width;
     int small;        // only the marker ticks, and only it is damaged
+    int alternate;    // in the small animation: the marker on even frames, the bottom block on odd ones
     uint32_t counter;
 } app = {.share_width = 1280};
 
@@ -111,6 +114,10 @@ static int draw(buffer *b) {
         fill(b, b->box_x, H * 17 / 20, side, side, 0xe0c020);
     }
     int bw = marker_block_width(), bh = marker_block_height();
+    if (app.small && app.alternate && (app.counter & 1)) {
+        fill(b, 0, H - 2 * bh, 32 * bw, 2 * bh, (app.counter & 2) ? 0xffffff : 0x000000);
+        return whole;
+    }
     uint32_t rows[2] = {app.counter, (uint32_t)now_us()};
     for (int r = 0; r < 2; r++) {
         for (int bit = 0; bit < 32; bit++) {
@@ -163,7 +170,8 @@ static int present(void) {
     int whole = draw(b);
     wl_surface_attach(app.surface, b->wl, 0, 0);
     if (app.small && !whole) {
-        wl_surface_damage(app.surface, 0, 0, 32 * marker_block_width(), 2 * marker_block_height());
+        int bottom = app.alternate && (app.counter & 1) ? app.height - 2 * marker_block_height() : 0;
+        wl_surface_damage(app.surface, 0, bottom, 32 * marker_block_width(), 2 * marker_block_height());
     } else {
         wl_surface_damage(app.surface, 0, 0, app.width, app.height);
     }
@@ -281,6 +289,9 @@ static const struct wl_registry_listener registry_listener = {.global = global, 
 
 int main(int argc, char **argv) {
     int pointer_x = -1, pointer_y = -1, extent_x = 1, extent_y = 1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--alternate") == 0) app.alternate = 1;
+    }
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--share-width") == 0) app.share_width = atoi(argv[i + 1]);
         if (strcmp(argv[i], "--pointer") == 0 && sscanf(argv[i + 1], "%d,%d,%d,%d", &pointer_x, &pointer_y, &extent_x, &extent_y) != 4) {
