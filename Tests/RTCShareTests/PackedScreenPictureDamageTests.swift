@@ -69,10 +69,11 @@ import Testing
             pool = try FramePool(budget: budget, format: .i420, maxWidth: delivered.width, maxHeight: delivered.height, count: 4)
         }
         struct PoolExhausted: Error {}
-        func convert(_ b: Buffer, last: PackedScreenPicture.LastPicture, redFirst: Bool = false) throws -> FrameSlot {
+        func convert(_ b: Buffer, last: PackedScreenPicture.LastPicture, redFirst: Bool = false,
+                     at time: MediaTime = .zero) throws -> FrameSlot {
             guard let frame = try PackedScreenPicture.convert(
                 b.base, width: b.width, height: b.height, stride: b.stride, redFirst: redFirst, orientation: c.orientation,
-                delivered: delivered, fitted: fitted, placement: placement, scratch: scratch, last: last, pool: pool,
+                delivered: delivered, fitted: fitted, placement: placement, scratch: scratch, last: last, at: time, pool: pool,
                 what: "test") else { throw PoolExhausted() }
             return frame
         }
@@ -145,6 +146,13 @@ import Testing
         last.noteDamage(rows: nil)
         _ = try share.convert(buffer, last: last)
         #expect(last.rowsConverted.load(ordering: .relaxed) - before == c.height)
+        // A second after the last whole picture, the next is whole whatever the damage; then bands again.
+        for (time, rows) in [(MediaTime(microseconds: 999_999), 12), (.seconds(1), c.height), (.seconds(1), 12)] {
+            let start = last.rowsConverted.load(ordering: .relaxed)
+            last.noteDamage(rows: 601..<610)
+            _ = try share.convert(buffer, last: last, at: time)
+            #expect(last.rowsConverted.load(ordering: .relaxed) - start == rows, "at \(time)")
+        }
     }
 
     /// XBGR (red first) is swapped in place, only in the rows converted: the compositor copies

@@ -16,7 +16,13 @@ extension PackedScreenPicture {
     /// output's transform is undone), because the fused transform scales in that orientation:
     /// `X11StripPlan.exact` then says which whole strips hold them, and strips convert to the
     /// very bytes of the whole picture. Columns are not narrowed: a band is whole rows.
+    ///
+    /// Whatever the damage says, a picture is converted whole once a second (`wholeInterval`),
+    /// as the X11 source reads its whole screen once a second: a guard against drawing the
+    /// compositor did not report, or a picture handed over mid-change, staying on screen.
     final class LastPicture {
+        static let wholeInterval = MediaDuration.seconds(1)
+        private var nextWhole = MediaTime.zero
         private var frame: FrameSlot?
         /// Stored rows drawn since `frame` was converted; nil: none (or no frame to draw over).
         private var pending: Range<Int>?
@@ -43,15 +49,16 @@ extension PackedScreenPicture {
             pendingWhole = true
         }
 
-        /// The band to convert over the last frame, or nil for a whole conversion.
-        func band(plan: X11StripPlan?) -> (screenY: Int, screenRows: Int, frameY: Int, frameRows: Int)? {
-            guard frame != nil, !pendingWhole, let pending, let plan else { return nil }
+        /// The band to convert over the last frame at `time`, or nil for a whole conversion.
+        func band(plan: X11StripPlan?, at time: MediaTime) -> (screenY: Int, screenRows: Int, frameY: Int, frameRows: Int)? {
+            guard frame != nil, !pendingWhole, time < nextWhole, let pending, let plan else { return nil }
             let band = plan.band(covering: pending)
             return band.screenRows > 0 ? band : nil
         }
 
-        /// The frame just delivered is the one to draw over next.
-        func delivered(_ slot: borrowing FrameSlot, rows: Int) {
+        /// The frame just delivered at `time` is the one to draw over next.
+        func delivered(_ slot: borrowing FrameSlot, rows: Int, whole: Bool, at time: MediaTime) {
+            if whole { nextWhole = time + Self.wholeInterval }
             frame = slot.share()
             pending = nil
             pendingWhole = false

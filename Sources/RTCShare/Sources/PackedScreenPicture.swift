@@ -36,20 +36,21 @@ enum PackedScreenPicture {
     /// The frame of `delivered` size holding the picture at `base`, or nil when every slot is busy
     /// downstream (that capture is skipped; the source is alive, and the damage noted in `last`
     /// stays for the next). Only the band of rows `last` says were drawn is converted, over a
-    /// copy of the last frame, where that band maps exactly; else the whole picture. A picture
+    /// copy of the last frame, where that band maps exactly; else (and once a second, see
+    /// `LastPicture`) the whole picture. `time` is the capture's. A picture
     /// stored red first (XBGR, RGBx) has its converted rows swapped in place first. A conversion
     /// CCore refuses is the source's error, `what` naming it.
     static func convert(_ base: UnsafeMutablePointer<UInt8>, width: Int, height: Int, stride: Int, redFirst: Bool,
                         orientation: Orientation, delivered: PictureSize, fitted: PictureSize,
-                        placement: (x: Int, y: Int), scratch: Scratch, last: LastPicture, pool: FramePool,
-                        what: String) throws(SourceError) -> FrameSlot? {
+                        placement: (x: Int, y: Int), scratch: Scratch, last: LastPicture, at time: MediaTime,
+                        pool: FramePool, what: String) throws(SourceError) -> FrameSlot? {
         var frame: FrameSlot
         do {
             frame = try pool.acquire(format: .i420, width: delivered.width, height: delivered.height)
         } catch {
             return nil
         }
-        let band = last.band(plan: bandPlan(width: width, height: height, orientation: orientation, fitted: fitted))
+        let band = last.band(plan: bandPlan(width: width, height: height, orientation: orientation, fitted: fitted), at: time)
         let rows = band.map { $0.screenY..<($0.screenY + $0.screenRows) } ?? 0..<height
         if redFirst { swapRedAndBlue(base + rows.lowerBound * stride, width: width, height: rows.count, stride: stride) }
         let source = FramePixels(packed: .bgrx, width: width, height: rows.count, base: base + rows.lowerBound * stride,
@@ -80,7 +81,7 @@ enum PackedScreenPicture {
             last.forget()
             throw SourceError("\(what) failed (\(failure))")
         }
-        last.delivered(frame, rows: rows.count)
+        last.delivered(frame, rows: rows.count, whole: band == nil, at: time)
         return frame
     }
 

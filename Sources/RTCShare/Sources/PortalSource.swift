@@ -213,7 +213,7 @@ public final class PortalSource: ScreenFitting, CountsConvertedRows {
         guard var slot = try PackedScreenPicture.convert(base, width: width, height: height, stride: stride,
                                                          redFirst: redFirst, orientation: orientation, delivered: delivered,
                                                          fitted: fitted, placement: placement, scratch: scratch!, last: last,
-                                                         pool: pool, what: "portal: converting the screen")
+                                                         at: time, pool: pool, what: "portal: converting the screen")
         else { return nil }
         hasDelivered = true
         conversions += 1

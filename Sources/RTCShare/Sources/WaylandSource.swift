@@ -262,7 +262,7 @@ public final class WaylandSource: ScreenFitting, CountsConvertedRows {
         let width = Int(info.width), height = Int(info.height), stride = Int(info.stride)
         guard var frame = try PackedScreenPicture.convert(base, width: width, height: height, stride: stride,
                                                          redFirst: info.red_first != 0, orientation: orientation, delivered: delivered, fitted: fitted,
-                                                         placement: placement, scratch: scratch!, last: last, pool: pool,
+                                                         placement: placement, scratch: scratch!, last: last, at: time, pool: pool,
                                                          what: "wayland: converting the output")
         else { return nil }
         hasDelivered = true
