@@ -4,10 +4,15 @@
 # and the portal source (xdg-desktop-portal-wlr over the same sway, PipeWire, WirePlumber, a
 # private session bus). The picture is the same for all three: GStreamer's SMPTE bars scrolling
 # sideways at 20 fps (ximagesink / waylandsink covering the screen), then one still picture of
-# them. Printed as a markdown table, per source:
+# them. Between the two, a small change: a 384x48 region at the top-left changing at 20 fps
+# over a still picture (on X11 a second ximagesink window over the still bars; on Wayland the
+# tests' wayland-test-client, its marker alone ticking and alone damaged). Printed as a
+# markdown table, per source:
 #   CPU %      the sender's utime + stime over a phase's wall time (/proc/PID/stat)
 #   wake-ups/s voluntary + involuntary context switches summed over all its threads
 #              (/proc/PID/task/*/status) over the phase's wall time
+#   rows/picture  buffer rows the wayland and portal sources converted per picture they
+#              delivered in the small phase (--stats-json's source_rows; of 1080)
 #   first frame  from the sender's start to the first datagram on the socket (none --to-file)
 #   VmHWM      the sender's peak resident size (/proc/PID/status, read until it exits), beside
 #              the total `rtcshare plan` prints for the same command line
@@ -31,6 +36,10 @@ trap 'rm -rf "$work"' EXIT
 # compositor without a GPU (its issue #289).
 cc -shared -fPIC -O2 -o "$work/screencopy-shm.so" "$repo/Tests/PortalTestShim/screencopy-shm.c" -ldl
 chmod 755 "$work/screencopy-shm.so"
+# The tests' Wayland client, for the small change on the wayland and portal sources.
+client="$repo/Tests/WaylandTestClient"
+cc -O2 -D_GNU_SOURCE -I"$client" -o "$work/wayland-test-client" "$client/main.c" "$client/xdg-shell-protocol.c" \
+    "$client/wlr-virtual-pointer-unstable-v1-protocol.c" -lwayland-client
 python3 - "$bin" "$work" "$@" <<'PY'
 import argparse, os, re, signal, socket, subprocess, sys, threading, time
 
@@ -280,6 +289,35 @@ def share_args(screen, port, sdp):
     return ["--source", screen["source"], *screen.get("extra", []), "--size", SHARE, "--fps", str(FPS), *output]
 
 
+def small_change(procs, screen, name):
+    """A 384x48 region at the top-left changing at 20 fps over a still picture; returns the
+    processes that end the small change when killed (on X11 the still bars stay under it)."""
+    if screen["source"].startswith("x11"):
+        picture(procs, screen["sink"], screen.get("picture_env"), False, f"{name}-still")
+        line = (f"videotestsrc is-live=true pattern=ball ! video/x-raw,width=384,height=48,framerate={FPS}/1 "
+                f"! {screen['sink']}")
+        return [procs.start(["gst-launch-1.0", "-q", *line.split()], f"{name}-small")]
+    client = procs.start([os.path.join(WORK, "wayland-test-client"), "--share-width", SHARE.split("x")[0]],
+                         f"{name}-small", env={**os.environ, "WAYLAND_DISPLAY": screen["socket"]})
+    time.sleep(1)  # mapped and drawn whole first
+    client.send_signal(signal.SIGHUP)
+    return [client]
+
+
+def source_counts(path):
+    """(source frames, rows converted) of the share's newest --stats-json line."""
+    try:
+        with open(path) as f:
+            lines = f.read().strip().splitlines()
+        for line in reversed(lines):
+            m, r = re.search(r'"source_frames":(\d+)', line), re.search(r'"source_rows":(\d+)', line)
+            if m and r:
+                return int(m.group(1)), int(r.group(1))
+    except FileNotFoundError:
+        pass
+    return None
+
+
 def measure(name, setup):
     """One source: its screen and picture up, the share started, a changing then a still phase."""
     procs = Processes()
@@ -287,15 +325,17 @@ def measure(name, setup):
         screen = setup(procs)
         prefix, env, sink, picture_env = screen.get("prefix", []), screen.get("env"), screen["sink"], screen.get("picture_env")
         sdp = os.path.join(screen.get("files", WORK), f"{name}.sdp")
+        stats = os.path.join(screen.get("files", WORK), f"{name}-stats.jsonl")
         counter = Counter()
-        command = prefix + [BIN] + share_args(screen, counter.port, sdp)
+        command = prefix + [BIN] + share_args(screen, counter.port, sdp) + ["--stats-json", stats]
         planned = command[len(prefix) + 1:]
+        planned = planned[:planned.index("--stats-json")]
         if args.to_file:  # `plan` takes no --output: a share without a transport is planned as one
             planned = planned[:planned.index("--output")] + planned[planned.index("--output") + 2:]
         plan = plan_total(prefix + [BIN, "plan"] + planned, env)
         moving = picture(procs, sink, picture_env, True, f"{name}-moving")
         time.sleep(1.5)  # the window is up before the share starts
-        duration = 2 * SETTLE_S + 2 * args.phase_seconds + 2
+        duration = 3 * SETTLE_S + 3 * args.phase_seconds + 2
         started = time.monotonic()
         sender = procs.start(command + ["--duration", str(int(duration))], f"{name}-share", env=env)
         watch = Watch(sender.pid)
@@ -305,7 +345,16 @@ def measure(name, setup):
         c1 = sample(sender.pid)
         moving.kill()
         moving.wait()
-        still = picture(procs, sink, picture_env, False, f"{name}-still")
+        small = small_change(procs, screen, name)
+        time.sleep(SETTLE_S)
+        m0, r0 = sample(sender.pid), source_counts(stats)
+        time.sleep(args.phase_seconds)
+        m1, r1 = sample(sender.pid), source_counts(stats)
+        for p in small:
+            p.kill()
+            p.wait()
+        if not name.startswith("x11"):
+            picture(procs, sink, picture_env, False, f"{name}-still")
         time.sleep(SETTLE_S)
         s0 = sample(sender.pid)
         time.sleep(args.phase_seconds)
@@ -322,7 +371,11 @@ def measure(name, setup):
         source_frames = re.search(r"source (\d+) frames", summary)
         # Into a file there is no datagram to time (the file is written in blocks): no first frame.
         first_at = None if args.to_file else counter.first_at
-        row = {"source": name, "changing": rates(c0, c1), "still": rates(s0, s1),
+        rows_per_picture = None
+        if r0 and r1 and r1[0] > r0[0] and r1[1] > 0:
+            rows_per_picture = round((r1[1] - r0[1]) / (r1[0] - r0[0]))
+        row = {"source": name, "changing": rates(c0, c1), "small": rates(m0, m1), "rows": rows_per_picture,
+               "still": rates(s0, s1),
                "first_frame_ms": None if first_at is None else round((first_at - started) * 1000),
                "hwm_mib": round(watch.hwm_kib / 1024, 1), "plan_mib": plan,
                "source_frames": int(source_frames.group(1)) if source_frames else None, "packets": counter.count}
@@ -344,7 +397,8 @@ def wayland(procs):
     # waylandsink as root needs a runtime directory of its own for its shared memory.
     root_run = os.path.join(WORK, "root-run")
     os.makedirs(root_run, mode=0o700, exist_ok=True)
-    return {"source": "wayland", "env": env, "sink": "waylandsink", "picture_env": {**env, "XDG_RUNTIME_DIR": root_run}}
+    return {"source": "wayland", "env": env, "sink": "waylandsink", "picture_env": {**env, "XDG_RUNTIME_DIR": root_run},
+            "socket": sway.socket}
 
 
 def portal(procs):
@@ -354,7 +408,7 @@ def portal(procs):
     os.makedirs(root_run, mode=0o700, exist_ok=True)
     # The share runs as nobody (the portal reads its caller's /proc): its token and SDP in nobody's home.
     return {"source": "portal", "extra": ["--portal-token-file", os.path.join(chain.home, "token")], "files": chain.home,
-            "prefix": as_nobody(chain.env), "sink": "waylandsink",
+            "prefix": as_nobody(chain.env), "sink": "waylandsink", "socket": sway.socket,
             "picture_env": {**os.environ, "WAYLAND_DISPLAY": sway.socket, "XDG_RUNTIME_DIR": root_run}}
 
 
@@ -367,13 +421,14 @@ for name, setup in (("x11", x11), ("wayland", wayland), ("portal", portal)):
 
 print(f"A {SIZE[0]}x{SIZE[1]} screen shared at {SHARE}@{FPS} (VP8, {'into an IVF file' if args.to_file else 'SRTP, loopback'}), "
       f"{args.phase_seconds:g} s per phase; "
-      f"SMPTE bars scrolling at {FPS} fps, then held still.\n")
-print("| source | changing: CPU % | changing: wake-ups/s | still: CPU % | still: wake-ups/s | first frame ms | VmHWM MiB | plan MiB | plan − VmHWM |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+      f"SMPTE bars scrolling at {FPS} fps, then a 384x48 region changing over a still picture, then held still.\n")
+print("| source | changing: CPU % | changing: wake-ups/s | small: CPU % | small: wake-ups/s | small: rows/picture "
+      "| still: CPU % | still: wake-ups/s | first frame ms | VmHWM MiB | plan MiB | plan − VmHWM |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for r in rows:
     over = None if r["plan_mib"] is None else round(r["plan_mib"] - r["hwm_mib"], 1)
-    print(f"| {r['source']} | {r['changing'][0]} | {r['changing'][1]} | {r['still'][0]} | {r['still'][1]} | "
-          f"{r['first_frame_ms']} | {r['hwm_mib']} | {r['plan_mib']} | {over} |")
+    print(f"| {r['source']} | {r['changing'][0]} | {r['changing'][1]} | {r['small'][0]} | {r['small'][1]} | {r['rows']} | "
+          f"{r['still'][0]} | {r['still'][1]} | {r['first_frame_ms']} | {r['hwm_mib']} | {r['plan_mib']} | {over} |")
 for r in rows:
     if "smaps" in r:
         print(f"\n{r['source']}: resident KiB per mapping at the peak")

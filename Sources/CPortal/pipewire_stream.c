@@ -38,7 +38,40 @@ struct rtcs_pw {
     uint32_t max_buffers;
     struct pw_buffer *held;
     uint64_t seen, skipped;
+    // Damage of the buffers given back unread since the last take: a buffer's damage is what
+    // changed since the buffer before it, so a picture read after skipping some changed by the
+    // union of theirs and its own. 0: none, 1: the box below, 2: all of it.
+    int pending;
+    uint32_t pending_x0, pending_y0, pending_x1, pending_y1;
 };
+
+static int damage_box(struct spa_buffer *sb, uint32_t width, uint32_t height, rtcs_pw_frame *frame);
+static void picture_of(struct spa_buffer *sb, uint64_t width, uint64_t height, uint64_t *x, uint64_t *y, uint64_t *w,
+                       uint64_t *h);
+
+/// Adds what changed in `sb` (its damage, or all of it) to what the next picture read changed by.
+static void note_damage(rtcs_pw *pw, struct spa_buffer *sb) {
+    if (pw->pending == 2) return;
+    rtcs_pw_frame box;
+    memset(&box, 0, sizeof box);
+    if (!sb || !damage_box(sb, pw->width, pw->height, &box)) {
+        pw->pending = 2;
+        return;
+    }
+    uint32_t x1 = box.damage_x + box.damage_width, y1 = box.damage_y + box.damage_height;
+    if (pw->pending == 0) {
+        pw->pending_x0 = box.damage_x;
+        pw->pending_y0 = box.damage_y;
+        pw->pending_x1 = x1;
+        pw->pending_y1 = y1;
+        pw->pending = 1;
+        return;
+    }
+    if (box.damage_x < pw->pending_x0) pw->pending_x0 = box.damage_x;
+    if (box.damage_y < pw->pending_y0) pw->pending_y0 = box.damage_y;
+    if (x1 > pw->pending_x1) pw->pending_x1 = x1;
+    if (y1 > pw->pending_y1) pw->pending_y1 = y1;
+}
 
 static void set_error(rtcs_pw *pw, const char *format, ...) {
     if (pw->state == RTCS_PW_FAILED) return;  // the first reason is the one to tell
@@ -143,12 +176,17 @@ static void on_process(void *data) {
             || (sb->datas[0].chunk->flags & SPA_CHUNK_FLAG_CORRUPTED)
             || (header && (header->flags & SPA_META_HEADER_FLAG_CORRUPTED));
         if (empty) {
+            // Its picture is lost, and with it what changed: the next one read counts as all changed.
+            pw->pending = 2;
             pw->skipped++;
             rtcs_pipewire.pw_stream_queue_buffer(pw->stream, buffer);
             continue;
         }
         pw->seen++;
-        if (pw->held) rtcs_pipewire.pw_stream_queue_buffer(pw->stream, pw->held);
+        if (pw->held) {
+            note_damage(pw, pw->held->buffer);
+            rtcs_pipewire.pw_stream_queue_buffer(pw->stream, pw->held);
+        }
         pw->held = buffer;
     }
 }
@@ -244,16 +282,40 @@ void rtcs_pw_size(const rtcs_pw *pw, uint32_t *width, uint32_t *height) {
 uint64_t rtcs_pw_buffers_seen(const rtcs_pw *pw) { return pw->seen; }
 uint64_t rtcs_pw_buffers_skipped(const rtcs_pw *pw) { return pw->skipped; }
 
-/// The bounding box of the damage regions, clipped to the picture; 0 when the meta is absent.
-static int damage_box(struct spa_buffer *sb, uint32_t width, uint32_t height, rtcs_pw_frame *frame) {
+/// The visible picture of a `width` x `height` buffer: all of it, or the crop its meta gives when
+/// that lies inside it (one outside is ignored).
+static void picture_of(struct spa_buffer *sb, uint64_t width, uint64_t height, uint64_t *x, uint64_t *y, uint64_t *w,
+                       uint64_t *h) {
+    *x = 0;
+    *y = 0;
+    *w = width;
+    *h = height;
+    struct spa_meta_region *crop = spa_buffer_find_meta_data(sb, SPA_META_VideoCrop, sizeof *crop);
+    if (crop && spa_meta_region_is_valid(crop) && crop->region.position.x >= 0 && crop->region.position.y >= 0
+        && (uint64_t)crop->region.position.x + crop->region.size.width <= width
+        && (uint64_t)crop->region.position.y + crop->region.size.height <= height
+        && crop->region.size.width >= 2 && crop->region.size.height >= 2) {
+        *x = (uint64_t)crop->region.position.x;
+        *y = (uint64_t)crop->region.position.y;
+        *w = crop->region.size.width;
+        *h = crop->region.size.height;
+    }
+}
+
+/// The bounding box of the damage regions in the visible picture's coordinates (the buffer's,
+/// less the crop's corner), clipped to it; 0 when the meta is absent or names nothing inside.
+static int damage_box(struct spa_buffer *sb, uint32_t buffer_width, uint32_t buffer_height, rtcs_pw_frame *frame) {
     struct spa_meta *meta = spa_buffer_find_meta(sb, SPA_META_VideoDamage);
     if (!meta || meta->size < sizeof(struct spa_meta_region)) return 0;
-    uint32_t x0 = width, y0 = height, x1 = 0, y1 = 0;
+    uint64_t cx, cy, cw, ch;
+    picture_of(sb, buffer_width, buffer_height, &cx, &cy, &cw, &ch);
+    int64_t width = (int64_t)cw, height = (int64_t)ch;
+    uint32_t x0 = (uint32_t)cw, y0 = (uint32_t)ch, x1 = 0, y1 = 0;
     int any = 0;
     struct spa_meta_region *r;
     spa_meta_for_each(r, meta) {
         if (!spa_meta_region_is_valid(r)) break;
-        int64_t rx = r->region.position.x, ry = r->region.position.y;
+        int64_t rx = (int64_t)r->region.position.x - (int64_t)cx, ry = (int64_t)r->region.position.y - (int64_t)cy;
         int64_t rx1 = rx + r->region.size.width, ry1 = ry + r->region.size.height;
         if (rx < 0) rx = 0;
         if (ry < 0) ry = 0;
@@ -302,16 +364,10 @@ int rtcs_pw_frame_take(rtcs_pw *pw, rtcs_pw_frame *frame) {
         return -1;
     }
     uint8_t *base = (uint8_t *)d->data + offset;
-    // A crop inside the picture narrows it; one outside is ignored.
-    struct spa_meta_region *crop = spa_buffer_find_meta_data(sb, SPA_META_VideoCrop, sizeof *crop);
-    if (crop && spa_meta_region_is_valid(crop) && crop->region.position.x >= 0 && crop->region.position.y >= 0
-        && (uint64_t)crop->region.position.x + crop->region.size.width <= width
-        && (uint64_t)crop->region.position.y + crop->region.size.height <= height
-        && crop->region.size.width >= 2 && crop->region.size.height >= 2) {
-        base += (uint64_t)crop->region.position.y * (uint64_t)stride + (uint64_t)crop->region.position.x * 4;
-        width = crop->region.size.width;
-        height = crop->region.size.height;
-    }
+    // A crop inside the picture narrows it.
+    uint64_t cx, cy;
+    picture_of(sb, pw->width, pw->height, &cx, &cy, &width, &height);
+    base += cy * (uint64_t)stride + cx * 4;
     struct spa_meta_videotransform *turn = spa_buffer_find_meta_data(sb, SPA_META_VideoTransform, sizeof *turn);
     frame->data = base;
     frame->width = (uint32_t)width;
@@ -320,12 +376,21 @@ int rtcs_pw_frame_take(rtcs_pw *pw, rtcs_pw_frame *frame) {
     frame->format = pw->format;
     frame->writable = (d->flags & SPA_DATA_FLAG_WRITABLE) ? 1 : 0;
     frame->transform = turn && turn->transform <= 7 ? turn->transform : 0;
-    frame->damaged = (uint32_t)damage_box(sb, (uint32_t)width, (uint32_t)height, frame);
+    // This buffer's damage with that of the buffers given back unread before it.
+    note_damage(pw, sb);
+    frame->damaged = pw->pending == 1;
+    if (frame->damaged) {
+        frame->damage_x = pw->pending_x0;
+        frame->damage_y = pw->pending_y0;
+        frame->damage_width = pw->pending_x1 - pw->pending_x0;
+        frame->damage_height = pw->pending_y1 - pw->pending_y0;
+    }
     return 1;
 }
 
 void rtcs_pw_frame_release(rtcs_pw *pw) {
     if (!pw->held) return;
+    pw->pending = 0;
     // The producer's buffers (two of the whole screen, 15.8 MiB at 1920x1080) would all stay
     // resident in this process once read; given back, a buffer's pages leave this process's
     // mapping (they stay in the producer's memory), so while the share runs only the one being

@@ -97,6 +97,7 @@ final class Log: @unchecked Sendable {
                 + ",\"keyframes\":\(p.stats.keyframes),\"repeats\":\(p.stats.repeatedFrames),\"wakeups\":\(p.stats.wakeups)"
                 + ",\"not_encoded_connecting\":\(p.stats.notEncodedConnecting)"
                 + ",\"source_frames\":\(p.stats.sourceFrames),\"restarts\":\(p.stats.sourceRestarts)"
+                + ",\"source_rows\":\(p.stats.sourceRowsConverted)"
                 + ",\"reconnects\":\(p.stats.reconnects),\"reconnecting\":\(p.stats.reconnecting)"
                 + ",\"audio_packets\":\(p.stats.audioPackets),\"audio_fec_loss_pct\":\(p.stats.audioExpectedLossPercent)"
                 + ",\"hidden_frames\":\(p.stats.hiddenFrames)"

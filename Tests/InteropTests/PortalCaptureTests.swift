@@ -84,6 +84,56 @@ import Testing
         #expect(mode == 0o600)
     }
 
+    /// xdg-desktop-portal-wlr passes the compositor's damage on (SPA_META_VideoDamage): the
+    /// checks of the wayland source's `aSmallChangeConvertsOnlyItsRows` hold over the portal.
+    @Test func aSmallChangeConvertsOnlyItsRows() throws {
+        let desktop = try PortalDesktop()
+        defer { desktop.stop() }
+        let client = try desktop.sway.startClient(in: desktop.dir, shareWidth: 1280)
+        defer { client.kill() }
+        let token = desktop.work.appendingPathComponent("token").path
+        try WaylandCaptureTests.shareWholeThenSmallDamage(client: client, dir: desktop.work, source: "portal",
+                                                          extra: ["--portal-token-file", token]) { arguments in
+            try desktop.asUser(Tools.rtcshare, arguments, name: "sender")
+        }
+    }
+
+    /// Shared at 5 fps while the client draws 20 a second, most buffers PipeWire hands over are
+    /// replaced before a tick and given back unread; the client's frames take turns damaging
+    /// the marker and a block at the bottom, so the buffer read often carries only the bottom's
+    /// damage. The marker must still be converted (the damage of the buffers skipped joins the
+    /// one read): every new picture sent carries a new counter.
+    @Test func theDamageOfBuffersSkippedBetweenTicksIsKept() throws {
+        let desktop = try PortalDesktop()
+        defer { desktop.stop() }
+        let client = try desktop.sway.startClient(in: desktop.dir, shareWidth: 1280, arguments: ["--alternate"])
+        defer { client.kill() }
+        kill(client.process.processIdentifier, SIGHUP)
+        let dir = desktop.work
+        let port = try Tools.freeUDPPorts(count: 4)
+        let sdp = dir.appendingPathComponent("k.sdp").path
+        let sender = try desktop.asUser(Tools.rtcshare, [
+            "--source", "portal", "--portal-token-file", dir.appendingPathComponent("token").path, "--size", "1280x720",
+            "--fps", "5", "--peer", "127.0.0.1:\(port)", "--sdp", sdp, "--start-delay", "2", "--duration", "8",
+        ], name: "sender")
+        try #require(Tools.waitForFile(sdp, timeout: 30, while: { sender.isRunning }), "no SDP: \(sender.stderr)")
+        let rxJSON = dir.appendingPathComponent("k-rx.json").path
+        let receiver = try BackgroundProcess(Tools.rtcshare, ["receive", "--sdp", sdp, "--stats-json", rxJSON, "--idle-timeout", "3"],
+                                             in: dir, name: "receiver")
+        #expect(sender.wait(timeout: 40) == 0, "sender: \(sender.stderr)")
+        #expect(receiver.wait(timeout: 15) == 0, "receiver: \(receiver.stderr)")
+        let sent = try #require(BuiltInReceiverTests.SenderSummary(sender.stderr), "\(sender.stderr)")
+        let stats = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: rxJSON))) as? [String: Any])
+        func int(_ key: String) -> Int { (stats[key] as? NSNumber)?.intValue ?? -1 }
+        #expect(Double(int("frames")) >= 0.95 * Double(sent.frames) && sent.frames > 0,
+                "received \(int("frames")) of \(sent.frames)\nreceiver: \(receiver.stderr)")
+        #expect(int("markers_unreadable") == 0, "\(stats)")
+        let fresh = sent.frames - sent.repeats
+        #expect(fresh >= 10, "\(fresh) new pictures sent\n\(sender.stderr)")
+        #expect(Double(int("frames") - int("frames_repeated")) >= 0.9 * Double(fresh),
+                "\(int("frames") - int("frames_repeated")) distinct markers, \(fresh) new pictures sent: \(stats)")
+    }
+
     /// The first share asks the chooser (the portal's dialog); the second presents the kept
     /// token and gets the same screen without asking.
     @Test func theRestoreTokenSkipsTheDialogNextTime() throws {

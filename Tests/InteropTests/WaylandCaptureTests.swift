@@ -136,6 +136,144 @@ import Testing
         #expect(still <= 0.5 * changing, "CPU s: still \(still), changing \(changing)")
     }
 
+    /// The client animates whole-picture changes (the box moving, the marker ticking: damage
+    /// from the top row to the box's, about 1030 of 1080 rows), then from about 6 s only its
+    /// marker ticks (a 384x48 rectangle damaged). Shared at 1280x720@20 into `rtcshare
+    /// receive`: >= 95 % of the frames arrive with a readable marker and the client's picture,
+    /// the small phase converts a few dozen rows a frame (and a whole picture a second) where
+    /// the whole one converts about a thousand, and costs less CPU.
+    @Test func aSmallChangeConvertsOnlyItsRows() throws {
+        let sway = try Sway(width: 1920, height: 1080)
+        defer { sway.stop() }
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let client = try sway.startClient(in: dir, shareWidth: 1280)
+        defer { client.kill() }
+        try Self.shareWholeThenSmallDamage(client: client, dir: dir, source: "wayland") { arguments in
+            try sway.background(Tools.rtcshare, arguments, in: dir, name: "sender")
+        }
+    }
+
+    /// A small change on a turned or flipped output: the compositor's damage names rows of
+    /// the buffer as stored, which the band is cut from before the picture is turned upright.
+    /// Only the marker ticks (SIGHUP): every picture must carry its new counter (a band in the
+    /// wrong place would leave the marker as it was, and the receiver would count repeats), and
+    /// a picture converts under half the buffer's rows (besides the whole picture a second).
+    @Test(arguments: [("180", "1280x720", 1280), ("90", "720x1280", 720), ("flipped-270", "720x1280", 720)])
+    func aSmallChangeOnATurnedOutputLandsWhereItWasDrawn(transform: String, size: String, shareWidth: Int) throws {
+        let sway = try Sway(width: 1920, height: 1080)
+        defer { sway.stop() }
+        try sway.message(["output", "HEADLESS-1", "transform", transform])
+        let dir = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let client = try sway.startClient(in: dir, shareWidth: shareWidth)
+        defer { client.kill() }
+        kill(client.process.processIdentifier, SIGHUP)
+        let port = try Tools.freeUDPPorts(count: 4)
+        let sdp = dir.appendingPathComponent("t.sdp").path, txJSON = dir.appendingPathComponent("t-tx.jsonl").path
+        let sender = try sway.background(Tools.rtcshare, [
+            "--source", "wayland", "--size", size, "--output-orientation", "source", "--fps", "20",
+            "--peer", "127.0.0.1:\(port)", "--sdp", sdp,
+            "--start-delay", "2", "--duration", "6", "--stats-json", txJSON,
+        ], in: dir, name: "sender")
+        try #require(Tools.waitForFile(sdp, timeout: 20, while: { sender.isRunning }), "no SDP: \(sender.stderr)")
+        let rxJSON = dir.appendingPathComponent("t-rx.json").path
+        let receiver = try BackgroundProcess(Tools.rtcshare, ["receive", "--sdp", sdp, "--stats-json", rxJSON, "--idle-timeout", "3"],
+                                             in: dir, name: "receiver")
+        #expect(sender.wait(timeout: 30) == 0, "sender: \(sender.stderr)")
+        #expect(receiver.wait(timeout: 15) == 0, "receiver: \(receiver.stderr)")
+        let sent = try #require(BuiltInReceiverTests.SenderSummary(sender.stderr), "\(sender.stderr)")
+        let stats = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: rxJSON))) as? [String: Any])
+        func int(_ key: String) -> Int { (stats[key] as? NSNumber)?.intValue ?? -1 }
+        #expect(Double(int("frames")) >= 0.95 * Double(sent.frames) && sent.frames > 0,
+                "received \(int("frames")) of \(sent.frames)\nreceiver: \(receiver.stderr)")
+        #expect(int("markers_unreadable") == 0, "\(stats)")
+        let shape = size.split(separator: "x").compactMap { Int($0) }
+        #expect(int("width") == shape.first && int("height") == shape.last, "the share's shape: \(stats)")
+
+        let lines = Self.statsLines(txJSON)
+        func counter(_ key: String, at second: Double) -> Double {
+            lines.last(where: { Self.number($0, "t") <= second }).map { Self.number($0, key) } ?? -1
+        }
+        let pictures = counter("source_frames", at: 5) - counter("source_frames", at: 1)
+        let rows = (counter("source_rows", at: 5) - counter("source_rows", at: 1)) / max(pictures, 1)
+        // Each new picture sent shows a counter of its own (see shareWholeThenSmallDamage).
+        let distinct = int("frames") - int("frames_repeated")
+        #expect(pictures >= 6 && Double(distinct) >= 0.9 * Double(sent.frames - sent.repeats),
+                "\(distinct) distinct markers, \(sent.frames - sent.repeats) new pictures sent: \(stats)\n\(sender.stderr)")
+        // Under half the buffer, and a whole picture a second (at most 5 in the 4 s).
+        #expect(rows <= 540 + 1080 * 5 / pictures, "\(rows) rows a picture over \(pictures) pictures while only the marker changes")
+    }
+
+    /// The phases of `aSmallChangeConvertsOnlyItsRows` for a source (`start` runs the sender).
+    static func shareWholeThenSmallDamage(client: BackgroundProcess, dir: URL, source: String,
+                                          extra: [String] = [],
+                                          start: ([String]) throws -> BackgroundProcess) throws {
+        kill(client.process.processIdentifier, SIGUSR1)
+        let port = try Tools.freeUDPPorts(count: 4)
+        let sdp = dir.appendingPathComponent("d.sdp").path, txJSON = dir.appendingPathComponent("d-tx.jsonl").path
+        let sender = try start(["--source", source] + extra + [
+            "--size", "1280x720", "--fps", "20", "--peer", "127.0.0.1:\(port)", "--sdp", sdp,
+            "--start-delay", "2", "--duration", "10", "--stats-json", txJSON,
+        ])
+        try #require(Tools.waitForFile(sdp, timeout: 30, while: { sender.isRunning }), "no SDP: \(sender.stderr)")
+        let rxJSON = dir.appendingPathComponent("d-rx.json").path, y4m = dir.appendingPathComponent("d-rx.y4m").path
+        let receiver = try BackgroundProcess(Tools.rtcshare, [
+            "receive", "--sdp", sdp, "--stats-json", rxJSON, "--idle-timeout", "3", "--y4m", y4m,
+        ], in: dir, name: "receiver")
+        // A fixed timeline, as the still-screen test's: whole changes until 6 s, then the marker alone.
+        let pid = sender.process.processIdentifier
+        Thread.sleep(forTimeInterval: 3)
+        let wholeStart = cpuSeconds(pid)
+        Thread.sleep(forTimeInterval: 3)
+        let wholeEnd = cpuSeconds(pid)
+        kill(client.process.processIdentifier, SIGHUP)
+        Thread.sleep(forTimeInterval: 1)
+        let smallStart = cpuSeconds(pid)
+        Thread.sleep(forTimeInterval: 3)
+        let smallEnd = cpuSeconds(pid)
+        #expect(sender.wait(timeout: 30) == 0, "sender: \(sender.stderr)")
+        #expect(receiver.wait(timeout: 15) == 0, "receiver: \(receiver.stderr)")
+
+        let sent = try #require(BuiltInReceiverTests.SenderSummary(sender.stderr), "\(sender.stderr)")
+        let stats = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: rxJSON))) as? [String: Any])
+        func int(_ key: String) -> Int { (stats[key] as? NSNumber)?.intValue ?? -1 }
+        #expect(Double(int("frames")) >= 0.95 * Double(sent.frames) && sent.frames > 0,
+                "received \(int("frames")) of \(sent.frames)\nreceiver: \(receiver.stderr)\nsender: \(sender.stderr)")
+        #expect(int("markers_unreadable") == 0 && int("frames_lost") == 0, "\(stats)")
+        // Every new picture sent carries its own counter: a band that missed the marker (or
+        // damage lost between two pictures) would leave an old one, which the receiver counts
+        // repeated where the sender counted no repeat.
+        #expect(Double(int("frames") - int("frames_repeated")) >= 0.9 * Double(sent.frames - sent.repeats),
+                "\(int("frames") - int("frames_repeated")) distinct markers, \(sent.frames - sent.repeats) new pictures sent: \(stats)")
+        // The picture after the small phase: the still boxes, drawn over band by band, are right.
+        let data = try Data(contentsOf: URL(fileURLWithPath: y4m))
+        let frameBytes = 6 + 1280 * 720 * 3 / 2
+        let header = try #require(data.firstIndex(of: 0x0a)) + 1
+        let count = (data.count - header) / frameBytes
+        try #require(count > 0)
+        let first = header + (count - 1) * frameBytes + 6
+        checkBoxes(data.subdata(in: first..<(first + 1280 * 720)), width: 1280, w: 1280, h: 720, "last frame")
+
+        let lines = statsLines(txJSON)
+        func counter(_ key: String, at second: Double) -> Double {
+            lines.last(where: { number($0, "t") <= second }).map { number($0, key) } ?? -1
+        }
+        func rowsPerFrame(_ from: Double, _ to: Double) -> (rows: Double, frames: Double) {
+            let frames = counter("source_frames", at: to) - counter("source_frames", at: from)
+            return ((counter("source_rows", at: to) - counter("source_rows", at: from)) / max(frames, 1), frames)
+        }
+        let whole = rowsPerFrame(1, 4), small = rowsPerFrame(5, 8)
+        #expect(whole.frames >= 6 && small.frames >= 6, "pictures: \(whole.frames) whole, \(small.frames) small\n\(sender.stderr)")
+        #expect(whole.rows >= 900, "\(whole.rows) rows a picture while the whole picture changes")
+        // The marker's 48 rows (a band of whole strips: up to 96), and a whole picture a second
+        // (`LastPicture.wholeInterval`: at most 4 in the 3 s).
+        #expect(small.rows <= 96 + 1080 * 4 / small.frames, "\(small.rows) rows a picture over \(small.frames) pictures while only the marker changes")
+        let wholeCPU = try #require(wholeEnd) - (try #require(wholeStart))
+        let smallCPU = try #require(smallEnd) - (try #require(smallStart))
+        #expect(smallCPU < wholeCPU, "CPU s: small damage \(smallCPU), whole \(wholeCPU)")
+    }
+
     /// The output changes to 1024x768 mid-share: the share goes on at 1280x720 with the new
     /// picture fitted in (960x720, bars of 160 beside it).
     @Test func anOutputThatChangesSizeIsFollowed() throws {
@@ -362,10 +500,10 @@ final class Sway: @unchecked Sendable {
     }
 
     /// Starts the test client and waits until its picture is on the output.
-    func startClient(in dir: URL, shareWidth: Int, name: String = "client") throws -> BackgroundProcess {
+    func startClient(in dir: URL, shareWidth: Int, name: String = "client", arguments: [String] = []) throws -> BackgroundProcess {
         let here = URL(fileURLWithPath: Tools.rtcshare).deletingLastPathComponent()
         let client = try background(here.appendingPathComponent("wayland-test-client").path,
-                                    ["--share-width", "\(shareWidth)"], in: dir, name: name)
+                                    ["--share-width", "\(shareWidth)"] + arguments, in: dir, name: name)
         guard client.waitForOutput(containing: "ready", onStandardOutput: true, timeout: 20) else {
             client.kill()
             throw Tools.DecodeError(message: "the test client did not draw: \(client.stderr)")

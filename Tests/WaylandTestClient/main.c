@@ -3,6 +3,11 @@
 // source) and, while animating, draws a new frame 20 times a second with the marker's counter
 // one higher and a yellow box moved on. SIGUSR1 starts the animation, SIGUSR2 holds the
 // picture still (nothing is committed, so the compositor draws nothing); SIGTERM ends it.
+// SIGHUP starts a small animation: only the marker ticks (no box), and each frame damages only
+// the marker's rectangle, so the compositor reports a small region (once each buffer has been
+// drawn whole in this mode). With `--alternate`, the small animation takes turns: even frames
+// draw (and damage) the marker, odd frames a 384x48 block at the bottom-left, so a frame's
+// damage alone is never the whole change since a frame two or more back.
 //
 // The marker (two rows of 32 blocks: the counter, then the low 32 bits of CLOCK_MONOTONIC in
 // microseconds; white 1, black 0) is drawn `width / share_width` times its size, so that a share
@@ -30,9 +35,10 @@
 #include "wlr-virtual-pointer-unstable-v1-client-protocol.h"
 #include "xdg-shell-client-protocol.h"
 
-static volatile sig_atomic_t animate_signal, still_signal, quit_signal;
+static volatile sig_atomic_t animate_signal, still_signal, tick_signal, quit_signal;
 static void on_signal(int s) {
     if (s == SIGUSR1) animate_signal = 1;
+    else if (s == SIGHUP) tick_signal = 1;
     else if (s == SIGUSR2) still_signal = 1;
     else quit_signal = 1;
 }
@@ -62,6 +68,8 @@ static struct {
     int configured, redraw, closed;
     buffer buffers[2];
     int share_width;
+    int small;        // only the marker ticks, and only it is damaged
+    int alternate;    // in the small animation: the marker on even frames, the bottom block on odd ones
     uint32_t counter;
 } app = {.share_width = 1280};
 
@@ -70,6 +78,10 @@ static uint64_t now_us(void) {
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
 }
+
+// Marker block sizes in whole pixels of the output: 8x16 at the share's width.
+static int marker_block_width(void) { return 8 * app.width / app.share_width; }
+static int marker_block_height(void) { return 16 * app.width / app.share_width; }
 
 static void fill(buffer *b, int x, int y, int w, int h, uint32_t rgb) {
     if (x < 0) { w += x; x = 0; }
@@ -83,10 +95,12 @@ static void fill(buffer *b, int x, int y, int w, int h, uint32_t rgb) {
 }
 
 // The still part once per buffer; then per frame only the moving box (where it was, where it
-// is) and the marker, so the client keeps up on a loaded machine.
-static void draw(buffer *b) {
+// is; none in the small animation) and the marker, so the client keeps up on a loaded machine.
+// Returns 1 when the whole buffer was drawn.
+static int draw(buffer *b) {
     int W = app.width, H = app.height;
     int side = H / 10;
+    int whole = !b->painted;
     if (!b->painted) {
         fill(b, 0, 0, W, H, 0x336699);
         fill(b, W / 10, H / 5, W * 3 / 10, H * 3 / 10, 0xffffff);
@@ -94,11 +108,16 @@ static void draw(buffer *b) {
         b->painted = 1;
         b->box_x = -1;
     }
-    if (b->box_x >= 0) fill(b, b->box_x, H * 17 / 20, side, side, 0x336699);
-    b->box_x = (int)((app.counter * (uint32_t)W / 40) % (uint32_t)(W - side));
-    fill(b, b->box_x, H * 17 / 20, side, side, 0xe0c020);
-    // Block sizes in whole pixels of the output: 8x16 at the share's width.
-    int bw = 8 * W / app.share_width, bh = 16 * W / app.share_width;
+    if (!app.small) {
+        if (b->box_x >= 0) fill(b, b->box_x, H * 17 / 20, side, side, 0x336699);
+        b->box_x = (int)((app.counter * (uint32_t)W / 40) % (uint32_t)(W - side));
+        fill(b, b->box_x, H * 17 / 20, side, side, 0xe0c020);
+    }
+    int bw = marker_block_width(), bh = marker_block_height();
+    if (app.small && app.alternate && (app.counter & 1)) {
+        fill(b, 0, H - 2 * bh, 32 * bw, 2 * bh, (app.counter & 2) ? 0xffffff : 0x000000);
+        return whole;
+    }
     uint32_t rows[2] = {app.counter, (uint32_t)now_us()};
     for (int r = 0; r < 2; r++) {
         for (int bit = 0; bit < 32; bit++) {
@@ -106,6 +125,7 @@ static void draw(buffer *b) {
             fill(b, bit * bw, r * bh, bw, bh, one ? 0xffffff : 0x000000);
         }
     }
+    return whole;
 }
 
 static void buffer_release(void *data, struct wl_buffer *wl) {
@@ -147,9 +167,14 @@ static int make_buffers(void) {
 static int present(void) {
     buffer *b = !app.buffers[0].busy ? &app.buffers[0] : !app.buffers[1].busy ? &app.buffers[1] : NULL;
     if (b == NULL) return 0;
-    draw(b);
+    int whole = draw(b);
     wl_surface_attach(app.surface, b->wl, 0, 0);
-    wl_surface_damage(app.surface, 0, 0, app.width, app.height);
+    if (app.small && !whole) {
+        int bottom = app.alternate && (app.counter & 1) ? app.height - 2 * marker_block_height() : 0;
+        wl_surface_damage(app.surface, 0, bottom, 32 * marker_block_width(), 2 * marker_block_height());
+    } else {
+        wl_surface_damage(app.surface, 0, 0, app.width, app.height);
+    }
     wl_surface_commit(app.surface);
     b->busy = 1;
     app.counter++;
@@ -264,6 +289,9 @@ static const struct wl_registry_listener registry_listener = {.global = global, 
 
 int main(int argc, char **argv) {
     int pointer_x = -1, pointer_y = -1, extent_x = 1, extent_y = 1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--alternate") == 0) app.alternate = 1;
+    }
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--share-width") == 0) app.share_width = atoi(argv[i + 1]);
         if (strcmp(argv[i], "--pointer") == 0 && sscanf(argv[i + 1], "%d,%d,%d,%d", &pointer_x, &pointer_y, &extent_x, &extent_y) != 4) {
@@ -276,6 +304,7 @@ int main(int argc, char **argv) {
     sa.sa_handler = on_signal;
     sigaction(SIGUSR1, &sa, NULL);
     sigaction(SIGUSR2, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     // A child inherits its parent's blocked signals (test threads block some): take them back.
@@ -283,6 +312,7 @@ int main(int argc, char **argv) {
     sigemptyset(&wanted);
     sigaddset(&wanted, SIGUSR1);
     sigaddset(&wanted, SIGUSR2);
+    sigaddset(&wanted, SIGHUP);
     sigaddset(&wanted, SIGTERM);
     sigaddset(&wanted, SIGINT);
     sigprocmask(SIG_UNBLOCK, &wanted, NULL);
@@ -322,7 +352,14 @@ int main(int argc, char **argv) {
     uint64_t next_frame = now_us();
     int announced_width = 0, announced_height = 0;
     while (!quit_signal && !app.closed) {
-        if (animate_signal) { animate_signal = 0; animating = 1; next_frame = now_us(); }
+        if (animate_signal || tick_signal) {
+            // Each buffer is drawn whole once in the new mode (the box appears, or is painted over).
+            app.small = tick_signal != 0;
+            animate_signal = tick_signal = 0;
+            animating = 1;
+            next_frame = now_us();
+            app.buffers[0].painted = app.buffers[1].painted = 0;
+        }
         if (still_signal) { still_signal = 0; animating = 0; }
         uint64_t t = now_us();
         if (app.configured && (app.redraw || (animating && t >= next_frame))) {

@@ -69,7 +69,8 @@ typedef struct rtcs_pw_frame {
     uint32_t format;          ///< rtcs_pw_format
     uint32_t writable;        ///< 1: the mapping may be written (a red-first picture is swapped in place)
     uint32_t transform;       ///< wl_output numbering, 0...7 (SPA_META_VideoTransform; 0 without it)
-    uint32_t damaged;         ///< 1: the box below bounds what changed (SPA_META_VideoDamage, clipped)
+    uint32_t damaged;         ///< 1: the box below bounds what changed since the last buffer taken (SPA_META_VideoDamage
+                              ///< of this one and of those given back unread, clipped, crop-relative); 0: all of it
     uint32_t damage_x, damage_y, damage_width, damage_height;
 } rtcs_pw_frame;
 

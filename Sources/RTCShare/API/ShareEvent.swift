@@ -99,6 +99,9 @@ public struct ShareStats: Sendable, Equatable {
     /// The packet loss the Opus encoder prepares for (in-band FEC), percent, from the receiver's reports.
     public var audioExpectedLossPercent = 0
     public var sourceRestarts = 0
+    /// Rows of its picture a screen source that converts only what was drawn converted
+    /// (`CountsConvertedRows`; 0 for other sources).
+    public var sourceRowsConverted = 0
     /// Times an output's connection was made again after it was lost.
     public var reconnects = 0
     /// An output's connection is lost and being made again now.

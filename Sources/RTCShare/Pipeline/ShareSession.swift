@@ -101,6 +101,8 @@ public final class ShareSession: Sendable {
         let capture = CaptureLoop()
         // The source object moves to the capture thread: from here on only that thread calls it
         // (the pipeline reads its immutable description only).
+        // Its row counter is atomic, so the pipeline's thread may read it while the capture runs.
+        let rowCounter = source as? CountsConvertedRows
         let handOff = UncheckedBox(source)
         let (pool, ring, loopWaker) = (video.sourcePool, video.ring, loop.waker)
         guard let captureThread = WorkerThread.start(name: "rtcshare-capture", {
@@ -180,6 +182,7 @@ public final class ShareSession: Sendable {
             if pipeline.secondDue(at: now) {
                 pipeline.stats.droppedByRing = ring.stats.droppedOldest
                 pipeline.stats.wakeups = loop.wakeups
+                pipeline.stats.sourceRowsConverted = rowCounter?.rowsConverted ?? 0
                 pipeline.second(at: now, PipelineSecond(
                     sentBytes: outputs.transportStats?.bytesSent, transport: outputs.transportStats,
                     residentBytes: PeakMemory.currentResidentBytes(), peakResidentBytes: PeakMemory.residentBytes()))
@@ -202,6 +205,7 @@ public final class ShareSession: Sendable {
         }
         pipeline.stats.droppedByRing = ring.stats.droppedOldest
         pipeline.stats.wakeups = loop.wakeups
+        pipeline.stats.sourceRowsConverted = rowCounter?.rowsConverted ?? 0
         pipeline.finalCounts(elapsed: MonotonicClock.now() - pipeline.startedAt)
         onEvent(.finished(finalReason))
         if case .failed(let error) = finalReason { throw error }

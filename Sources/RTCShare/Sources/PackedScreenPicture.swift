@@ -3,7 +3,8 @@ import RTCShareMedia
 
 /// A compositor's picture in 32-bit pixels (Wayland's screencopy buffer, a PipeWire buffer of
 /// the portal), turned into a delivered frame: converted, oriented and shrunk in one CCore pass,
-/// the fitted picture placed in the frame with black around it. Shared by the sources that get
+/// the fitted picture placed in the frame with black around it; where the compositor says which
+/// rows were drawn, only those are converted (`LastPicture`). Shared by the sources that get
 /// their whole picture handed over, as opposed to X11's strips.
 enum PackedScreenPicture {
     /// The fused conversion's scratch, reserved from the share's budget once before the first
@@ -33,22 +34,41 @@ enum PackedScreenPicture {
     }
 
     /// The frame of `delivered` size holding the picture at `base`, or nil when every slot is busy
-    /// downstream (that capture is skipped; the source is alive). A conversion CCore refuses is
-    /// the source's error, `what` naming it.
-    static func convert(_ base: UnsafeMutablePointer<UInt8>, width: Int, height: Int, stride: Int,
+    /// downstream (that capture is skipped; the source is alive, and the damage noted in `last`
+    /// stays for the next). Only the band of rows `last` says were drawn is converted, over a
+    /// copy of the last frame, where that band maps exactly; else (and once a second, see
+    /// `LastPicture`) the whole picture. `time` is the capture's. A picture
+    /// stored red first (XBGR, RGBx) has its converted rows swapped in place first. A conversion
+    /// CCore refuses is the source's error, `what` naming it.
+    static func convert(_ base: UnsafeMutablePointer<UInt8>, width: Int, height: Int, stride: Int, redFirst: Bool,
                         orientation: Orientation, delivered: PictureSize, fitted: PictureSize,
-                        placement: (x: Int, y: Int), scratch: Scratch, pool: FramePool,
-                        what: String) throws(SourceError) -> FrameSlot? {
+                        placement: (x: Int, y: Int), scratch: Scratch, last: LastPicture, at time: MediaTime,
+                        pool: FramePool, what: String) throws(SourceError) -> FrameSlot? {
         var frame: FrameSlot
         do {
             frame = try pool.acquire(format: .i420, width: delivered.width, height: delivered.height)
         } catch {
             return nil
         }
-        let source = FramePixels(packed: .bgrx, width: width, height: height, base: base, stride: stride)
+        let band = last.band(plan: bandPlan(width: width, height: height, orientation: orientation, fitted: fitted), at: time)
+        let rows = band.map { $0.screenY..<($0.screenY + $0.screenRows) } ?? 0..<height
+        if redFirst { swapRedAndBlue(base + rows.lowerBound * stride, width: width, height: rows.count, stride: stride) }
+        let source = FramePixels(packed: .bgrx, width: width, height: rows.count, base: base + rows.lowerBound * stride,
+                                 stride: stride)
         let failure: CoreError? = frame.withMutablePixels { pixels -> CoreError? in
-            if fitted != delivered { paintBlack(pixels) }
-            let target = pixels.region(x: placement.x, y: placement.y, width: fitted.width, height: fitted.height)
+            let target: FramePixels
+            if let band {
+                let scaledHeight = orientation.swapsAxes ? fitted.width : fitted.height
+                var rect = uprightRect(frameY: band.frameY, frameRows: band.frameRows, scaledHeight: scaledHeight,
+                                       fitted: fitted, orientation: orientation)
+                rect.x += placement.x
+                rect.y += placement.y
+                last.copy(into: pixels, except: rect)
+                target = pixels.region(x: rect.x, y: rect.y, width: rect.width, height: rect.height)
+            } else {
+                if fitted != delivered { paintBlack(pixels) }
+                target = pixels.region(x: placement.x, y: placement.y, width: fitted.width, height: fitted.height)
+            }
             do throws(CoreError) {
                 try PixelConversion.transform(source, into: target, orientation: orientation,
                                               scratch: scratch.base, scratchBytes: scratch.bytes)
@@ -57,7 +77,11 @@ enum PackedScreenPicture {
                 return error
             }
         }
-        if let failure { throw SourceError("\(what) failed (\(failure))") }
+        if let failure {
+            last.forget()
+            throw SourceError("\(what) failed (\(failure))")
+        }
+        last.delivered(frame, rows: rows.count, whole: band == nil, at: time)
         return frame
     }
 

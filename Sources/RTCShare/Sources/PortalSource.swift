@@ -16,6 +16,9 @@ import RTCShareMedia
 /// pass, into an I420 slot of the delivered size) and given back. A producer that copies with
 /// damage (xdg-desktop-portal-wlr) sends nothing while the screen is still: captures then report
 /// `.unchanged` while the stream and the session stand, so a still screen costs no conversion.
+/// Where the producer says which part changed (SPA_META_VideoDamage; xdg-desktop-portal-wlr
+/// passes on the compositor's screencopy damage), only those rows are converted, over the last
+/// frame (`LastPicture`); the damage of buffers replaced before a tick is gathered (CPortal).
 ///
 /// The buffers PipeWire maps (at most `PortalSession.maxBuffers`, the screen's size at 4 bytes
 /// a pixel) are counted in the plan as shared memory; each leaves this process's resident set
@@ -23,7 +26,7 @@ import RTCShareMedia
 /// screens follow theirs; crop and transform metadata are applied. The portal or PipeWire going
 /// away leaves captures reporting `.nothingYet`: the stall watchdog restarts the source with
 /// back-off, and `restart()` opens a session again with the kept token.
-public final class PortalSource: ScreenFitting {
+public final class PortalSource: ScreenFitting, CountsConvertedRows {
     public let name = "portal"
     public let format = PixelFormat.i420
     public var frameWidth: Int { delivered.width }
@@ -49,6 +52,7 @@ public final class PortalSource: ScreenFitting {
     private var plannedWidth: Int
     private var plannedHeight: Int
     private var scratch: PackedScreenPicture.Scratch?
+    private let last = PackedScreenPicture.LastPicture()
     private var nextCapture: MediaTime
     private var hasDelivered = false
 
@@ -57,6 +61,8 @@ public final class PortalSource: ScreenFitting {
     public private(set) var sizeChanges = 0
     public private(set) var reconnects = 0
     public private(set) var failedReconnects = 0
+    /// Picture rows converted since the start (a whole picture is all its rows).
+    public var rowsConverted: Int { last.rowsConverted.load(ordering: .relaxed) }
 
     /// What the portal's libraries make resident beside the picture, once loaded: libpipewire
     /// and the four modules its context loads (client-node, protocol-native, session-manager,
@@ -183,29 +189,31 @@ public final class PortalSource: ScreenFitting {
     private func lost() -> CaptureOutcome {
         session = nil
         hasDelivered = false
+        last.forget()
         return .nothingYet
     }
 
     /// The buffer's picture, converted into a frame of the delivered size; nil when every slot
     /// is busy downstream (the capture is skipped, alive).
     private func convert(_ frame: rtcs_pw_frame, pool: FramePool, at time: MediaTime) throws(SourceError) -> FrameSlot? {
+        // Noted first: once the buffer is given back, what it changed is known nowhere else.
+        last.noteDamage(rows: frame.damaged != 0 ? Int(frame.damage_y)..<Int(frame.damage_y + frame.damage_height) : nil)
         guard let base = frame.data else { return nil }
         let width = Int(frame.width), height = Int(frame.height), stride = Int(frame.stride)
         let turned = WaylandOutputTransform.orientation(transform: Int(frame.transform), yInverted: false)
         if width != bufferWidth || height != bufferHeight || turned != orientation {
             try follow(width: width, height: height, orientation: turned)
         }
-        if frame.format == RTCS_PW_RGBX.rawValue || frame.format == RTCS_PW_RGBA.rawValue {
-            // The converter reads B G R X; PipeWire maps the producer's buffer read-only unless it says otherwise.
-            guard frame.writable != 0 else {
-                throw SourceError("portal: the screen comes as RGBx in read-only buffers; rtcshare reads BGRx/BGRA, "
-                                  + "or RGBx/RGBA it may swap in place")
-            }
-            PackedScreenPicture.swapRedAndBlue(base, width: width, height: height, stride: stride)
+        let redFirst = frame.format == RTCS_PW_RGBX.rawValue || frame.format == RTCS_PW_RGBA.rawValue
+        // The converter reads B G R X; PipeWire maps the producer's buffer read-only unless it says otherwise.
+        guard !redFirst || frame.writable != 0 else {
+            throw SourceError("portal: the screen comes as RGBx in read-only buffers; rtcshare reads BGRx/BGRA, "
+                              + "or RGBx/RGBA it may swap in place")
         }
         guard var slot = try PackedScreenPicture.convert(base, width: width, height: height, stride: stride,
-                                                         orientation: orientation, delivered: delivered, fitted: fitted,
-                                                         placement: placement, scratch: scratch!, pool: pool, what: "portal: converting the screen")
+                                                         redFirst: redFirst, orientation: orientation, delivered: delivered,
+                                                         fitted: fitted, placement: placement, scratch: scratch!, last: last,
+                                                         at: time, pool: pool, what: "portal: converting the screen")
         else { return nil }
         hasDelivered = true
         conversions += 1
@@ -229,6 +237,7 @@ public final class PortalSource: ScreenFitting {
         (bufferWidth, bufferHeight, orientation) = (width, height, turned)
         fitted = next
         placement = (((delivered.width - next.width) / 2) & ~1, ((delivered.height - next.height) / 2) & ~1)
+        last.forget()
         sizeChanges += 1
     }
 
@@ -243,6 +252,7 @@ public final class PortalSource: ScreenFitting {
         session = fresh
         reconnects += 1
         hasDelivered = false
+        last.forget()
         nextCapture = MonotonicClock.now()
     }
 }

@@ -15,7 +15,10 @@ import RTCShareMedia
 /// are refused with one line): it is mapped once, sized for the output at the start, and counted
 /// in the plan as shared memory. Each copied frame goes through CCore's fused
 /// convert-orient-scale in one pass into an I420 frame slot of the delivered size, upright
-/// whatever the output's transform, so a 1080p output sent at 720p costs 720p frames.
+/// whatever the output's transform, so a 1080p output sent at 720p costs 720p frames. Only the
+/// rows the compositor's damage covers are converted, over the last frame (`LastPicture`), where
+/// such a band maps exactly onto the delivered frame; a copy without damage (screencopy version 1,
+/// a y-inverted buffer, whose damage rows are not the stored ones) is converted whole.
 ///
 /// An output that changes size or turns mid-share is followed as the X11 source follows its
 /// screen: the delivered size stays, the new picture is fitted into it, aspect kept, centred on
@@ -24,7 +27,7 @@ import RTCShareMedia
 /// A compositor that goes away (or stops answering) leaves captures reporting `.nothingYet`:
 /// the stall watchdog restarts the source with back-off, and `restart()` connects again once the
 /// compositor is back (until then it stays disconnected, so the share keeps its last picture).
-public final class WaylandSource: ScreenFitting {
+public final class WaylandSource: ScreenFitting, CountsConvertedRows {
     public let name: String
     public let format = PixelFormat.i420
     public var frameWidth: Int { delivered.width }
@@ -51,6 +54,7 @@ public final class WaylandSource: ScreenFitting {
     private var prepared = false
     private var mappedBytes = 0
     private var scratch: PackedScreenPicture.Scratch?
+    private let last = PackedScreenPicture.LastPicture()
     private var nextCapture: MediaTime
     private var hasDelivered = false
     /// Liveness while a copy waits for damage: the pongs seen and when they last grew.
@@ -64,6 +68,8 @@ public final class WaylandSource: ScreenFitting {
     public private(set) var outputChanges = 0
     public private(set) var reconnects = 0
     public private(set) var failedReconnects = 0
+    /// Buffer rows converted since the start (a whole picture is all its rows).
+    public var rowsConverted: Int { last.rowsConverted.load(ordering: .relaxed) }
 
     static let pingInterval = MediaDuration.milliseconds(500)
     /// How long the compositor may leave a sync unanswered before captures count as stalled.
@@ -189,10 +195,15 @@ public final class WaylandSource: ScreenFitting {
                 connection!.releaseFrame()
                 lastAnswer = now
                 copies += 1
+                let damage = info.damaged != 0 && info.y_invert == 0
+                    ? Int(info.damage_y)..<Int(info.damage_y + info.damage_height) : nil
+                last.noteDamage(rows: damage)
                 guard let frame = try convert(info, pool: pool, at: now) else { return .unchanged }
                 return .frame(frame)
             default:  // RTCS_WL_FRAME_FAILED
                 connection!.releaseFrame()
+                // Damage the compositor sent for the failed copy is not sent again.
+                last.noteDamage(rows: nil)
                 if !connection!.outputPresent {
                     throw SourceError("wayland: the output \(name.dropFirst("wayland:".count)) of \(display) is gone")
                 }
@@ -240,6 +251,7 @@ public final class WaylandSource: ScreenFitting {
         fitted = next
         placement = (((delivered.width - next.width) / 2) & ~1, ((delivered.height - next.height) / 2) & ~1)
         hasDelivered = false
+        last.forget()
         outputChanges += 1
     }
 
@@ -248,12 +260,10 @@ public final class WaylandSource: ScreenFitting {
     private func convert(_ info: rtcs_wl_frame_info, pool: FramePool, at time: MediaTime) throws(SourceError) -> FrameSlot? {
         guard let base = connection!.bufferBase else { return nil }
         let width = Int(info.width), height = Int(info.height), stride = Int(info.stride)
-        if info.red_first != 0 {
-            PackedScreenPicture.swapRedAndBlue(base, width: width, height: height, stride: stride)
-        }
         guard var frame = try PackedScreenPicture.convert(base, width: width, height: height, stride: stride,
-                                                         orientation: orientation, delivered: delivered, fitted: fitted,
-                                                         placement: placement, scratch: scratch!, pool: pool, what: "wayland: converting the output")
+                                                         redFirst: info.red_first != 0, orientation: orientation, delivered: delivered, fitted: fitted,
+                                                         placement: placement, scratch: scratch!, last: last, at: time, pool: pool,
+                                                         what: "wayland: converting the output")
         else { return nil }
         hasDelivered = true
         frame.ptsMicroseconds = time.microseconds
@@ -287,6 +297,7 @@ public final class WaylandSource: ScreenFitting {
         }
         reconnects += 1
         hasDelivered = false
+        last.forget()
         pongsSeen = 0
         lastAnswer = MonotonicClock.now()
         nextCapture = lastAnswer

@@ -81,6 +81,33 @@ public struct X11StripPlan: Equatable, Sendable {
                             screenRows: rows, frameRows: rows)
     }
 
+    /// The plan that turns a `screenWidth` x `screenHeight` picture into exactly `frame` in
+    /// strips of the fewest rows that line up, so that any run of whole strips converts to the
+    /// bytes the whole picture's conversion puts there: what a source that is told which rows
+    /// changed (a compositor's damage) converts. Nil where no band can map exactly: a height
+    /// odd (4:2:0 chroma rows would not split where luma rows do), a frame taller than the
+    /// picture (an enlarging scaler's taps at a band's first row reach the row above it), or
+    /// heights whose aligned step is the whole picture (1080 rows into 718).
+    public static func exact(screenWidth: Int, screenHeight: Int, frame: PictureSize) -> X11StripPlan? {
+        let sh = screenHeight, fh = frame.height
+        guard screenWidth > 0, frame.width > 0, sh > 0, fh > 0, sh % 2 == 0, fh % 2 == 0, fh <= sh else { return nil }
+        let g = gcd(sh, fh)
+        let (unit, frameUnit) = fh == sh ? (2, 2) : (2 * (sh / g), 2 * (fh / g))
+        guard unit < sh else { return nil }
+        return X11StripPlan(screenWidth: screenWidth, capturedHeight: sh, frameWidth: frame.width, frameHeight: fh,
+                            screenRows: unit, frameRows: frameUnit)
+    }
+
+    /// The whole strips holding screen rows `rows` (clipped to the rows read): the band that
+    /// converts exactly when only those rows changed. Empty rows give an empty band.
+    public func band(covering rows: Range<Int>) -> (screenY: Int, screenRows: Int, frameY: Int, frameRows: Int) {
+        let low = max(rows.lowerBound, 0), high = min(rows.upperBound, capturedHeight)
+        guard low < high else { return (0, 0, 0, 0) }
+        let first = strip(low / screenRows), last = strip((high - 1) / screenRows)
+        return (first.screenY, last.screenY + last.screenRows - first.screenY,
+                first.frameY, last.frameY + last.frameRows - first.frameY)
+    }
+
     /// The largest picture with the screen's aspect ratio inside `box`, sides even, never larger
     /// than the screen (a screen that fits is delivered at its own size). The same rounding as
     /// the pipeline's letterboxing, so a frame of this size is placed in `box` without scaling.
