@@ -60,4 +60,34 @@ import RTCShareIO
             #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 == 20_000 }, "\(times)")
         }
     }
+
+    /// Fed through a pipe, the source has the pipe hold a whole 720p picture (1 MiB, the most
+    /// the kernel gives unprivileged), so a frame crosses in two turns of writer and reader, not
+    /// ~22; what it reads through it is still the fed bytes.
+    @Test func aPipeIsEnlargedSoAPictureCrossesInTwoTurns() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        let getPipeSize: Int32 = 1032  // F_GETPIPE_SZ
+        #expect(fcntl(fds[0], getPipeSize) == 64 << 10, "a new pipe holds 64 KiB")
+        let (width, height) = (64, 32)
+        let frame = (0..<(width * height * 3 / 2)).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        let bytes = Array("YUV4MPEG2 W\(width) H\(height) F30:1 Ip C420jpeg\n".utf8) + Array("FRAME\n".utf8) + frame
+        #expect(bytes.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) } == bytes.count)
+        close(fds[1])
+        fds[1] = -1
+        // The read end under its /dev/fd name: the source opens the same pipe.
+        let source = try Y4MSource(path: "/dev/fd/\(fds[0])")
+        #expect(fcntl(fds[0], getPipeSize) == 1 << 20)
+        let budget = try MemoryBudget(capBytes: 1 << 20, prefault: false)
+        let pool = try FramePool(budget: budget, format: .i420, maxWidth: width, maxHeight: height, count: 1)
+        guard case .frame(let slot) = try source.capture(from: pool, until: MonotonicClock.now() + .seconds(1)) else {
+            Issue.record("no frame read through the pipe")
+            return
+        }
+        let read = slot.withPixels { pixels in
+            (0..<3).flatMap { p in (0..<pixels.plane(p).rows).flatMap { Array(pixels.plane(p).row($0)) } }
+        }
+        #expect(read == frame)
+    }
 }

@@ -26,7 +26,9 @@ public final class Y4MSource: VideoSource {
     public init(path: String, fallbackFramesPerSecond: Int = 20) throws(SourceError) {
         name = "y4m:\(path)"
         do {
-            input = try FileInput(path: path)
+            // A picture's worth of pipe (when fed through one) so a frame crosses in one or two
+            // turns; the header is not read yet, so the size of the largest common one, 1080p.
+            input = try FileInput(path: path, pipeBytes: 1920 * 1080 * 3 / 2)
         } catch {
             throw SourceError("\(error)")
         }
