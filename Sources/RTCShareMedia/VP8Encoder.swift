@@ -387,9 +387,13 @@ public struct VP8Encoder: ~Copyable, @unchecked Sendable {
     }
 
     /// Hands libvpx the macroblocks to look at for the next frame, or (nil) all of them. An
-    /// inactive macroblock is coded as skipped with no motion search and not even copied into
-    /// libvpx's frame buffer, which is what makes a mostly still screen cheap; libvpx keeps the
-    /// map until told otherwise, so nil clears one set before. Keyframes code every macroblock.
+    /// inactive macroblock is coded as skipped with no motion search, which is what makes a
+    /// mostly still screen cheap. libvpx 1.12 still copies the whole picture into its lookahead
+    /// (its copy of active macroblocks only applies at a lookahead depth of 0, and its depth
+    /// is at least 1), builds a prediction for each skipped macroblock and loop-filters the
+    /// whole frame: ~1.6 ms a 720p frame however few are active (bench/README.md, the profile).
+    /// libvpx keeps the map until told otherwise, so nil clears one set before. Keyframes code
+    /// every macroblock.
     private mutating func applyActiveMap(_ map: ActiveMap?) throws(MediaError) {
         guard let map else {
             if activeMapSet {
