@@ -65,7 +65,8 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
         /// Quantizer range, 0 (best) ... 51 (worst).
         public var minQuantizer = 12
         public var maxQuantizer = 42
-        /// Rate control may skip a picture (no output, counted) to hold the bitrate.
+        /// Rate control may skip a picture (no output, counted) to hold the bitrate, at sizes up to
+        /// `frameSkipMaximumPixels` (`frameSkipIsOn`).
         public var allowsFrameSkip = true
         public var periodicKeyframeInterval: Int? = nil
         /// The largest access unit handed out (nil: no bound): what the sender's packet history
@@ -119,6 +120,19 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
         /// a higher PSNR-Y for the bytes (`bench/harness/text_quality.py`).
         public static let screenContentMaximumPixels = 1280 * 720
 
+        /// The most pixels at which rate control may skip pictures: 1280x720. Above it a picture of
+        /// text that changed whole, or refines a coarse IDR, is hundreds of KB, and rate control
+        /// then skipped every picture for seconds after each (a 1080p page change a second for
+        /// 22 s over WHIP: 29 pictures coded of 333, `bench/harness/fullhd_case.py`); without
+        /// skipping it holds its quantizer at the top instead and every picture goes (307
+        /// coded, 303 decoded by aiortc), at 3.4 Mbit/s against a 1.5 Mbit/s target while the
+        /// whole screen changes every second.
+        public static let frameSkipMaximumPixels = 1280 * 720
+
+        /// Whether rate control may skip pictures: allowed, and the picture no larger than
+        /// `frameSkipMaximumPixels`.
+        public var frameSkipIsOn: Bool { allowsFrameSkip && width * height <= Self.frameSkipMaximumPixels }
+
         /// Whether openh264 is opened in screen-content mode: asked for, and the picture no
         /// larger than `screenContentMaximumPixels`.
         public var contentModeIsScreen: Bool { screenContent && width * height <= Self.screenContentMaximumPixels }
@@ -137,7 +151,7 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
             screen_content: configuration.contentModeIsScreen ? 1 : 0,
             max_slice_bytes: Int32(configuration.maxSliceBytes),
             min_qp: Int32(configuration.minQuantizer), max_qp: Int32(configuration.maxQuantizer),
-            frame_skip: configuration.allowsFrameSkip ? 1 : 0, level_idc: configuration.levelIDC)
+            frame_skip: configuration.frameSkipIsOn ? 1 : 0, level_idc: configuration.levelIDC)
         // Loaded before the start-up window below, so the library's own pages are not the
         // encoder's start-up growth.
         guard rtcs_openh264_load() == 0 else { throw .library(String(cString: rtcs_openh264_load_error())) }
