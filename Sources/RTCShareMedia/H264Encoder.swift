@@ -123,10 +123,10 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
         /// The most pixels at which rate control may skip pictures: 1280x720. Above it a picture of
         /// text that changed whole, or refines a coarse IDR, is hundreds of KB, and rate control
         /// then skipped every picture for seconds after each (a 1080p page change a second for
-        /// 22 s over WHIP: 29 pictures coded of 333, `bench/harness/fullhd_case.py`); without
-        /// skipping it holds its quantizer at the top instead and every picture goes (307
-        /// coded, 303 decoded by aiortc), at 3.4 Mbit/s against a 1.5 Mbit/s target while the
-        /// whole screen changes every second.
+        /// 22 s over WHIP, debug build: 29 pictures coded of 333, `bench/harness/fullhd_case.py
+        /// --seconds 30 --still 8`); without skipping it holds its quantizer at the top instead
+        /// and every picture goes (307 coded, 303 decoded by aiortc), at 3.4 Mbit/s against a
+        /// 1.5 Mbit/s target while the whole screen changes every second.
         public static let frameSkipMaximumPixels = 1280 * 720
 
         /// Whether rate control may skip pictures: allowed, and the picture no larger than

@@ -254,4 +254,37 @@ import Testing
         let firstPSNR = try #require(stillPage.first), best = try #require(stillPage.max())
         #expect(best > firstPSNR + 1, "still page PSNR \(stillPage)")
     }
+
+    /// A picture still larger than the bound at the coarsest quantizer is dropped, never handed
+    /// out in part (a 16 KiB bound and the page of dense text); the next picture is an IDR, and one
+    /// that fits goes. A bound under 4096 bytes is refused.
+    @Test func aPictureTooLargeEvenAtTheCoarsestQuantizerIsDroppedAndAnIDRFollows() throws {
+        let (width, height) = (VP8ProgressiveKeyframeTests.width, VP8ProgressiveKeyframeTests.height)
+        var tiny = H264Encoder.Configuration(width: width, height: height, bitrateKbps: 1000)
+        tiny.maxFrameBytes = 4095
+        #expect(throws: MediaError.self) { _ = try H264Encoder(tiny) }
+        tiny.maxFrameBytes = 16_384
+        tiny.frameRate = 15
+        var encoder = try H264Encoder(tiny)
+        let budget = try MemoryBudget(capBytes: PixelFormat.i420.bytes(width: width, height: height)! * 2 + (1 << 20))
+        let pool = try FramePool(budget: budget, format: .i420, maxWidth: width, maxHeight: height, count: 2)
+        var page = try VP8ProgressiveKeyframeTests.denseText(pool)
+        var flat = try pool.acquire(format: .i420, width: width, height: height)
+        flat.withMutablePixels { pixels in
+            for plane in 0..<3 {
+                let p = pixels.plane(plane)
+                for row in 0..<p.rows { let line = p.row(row); for x in 0..<p.rowBytes { line[x] = plane == 0 ? 200 : 128 } }
+            }
+        }
+        let decoder = try H264Decoder()
+        page.ptsMicroseconds = 0
+        #expect(try Self.codeAndDecode(page, &encoder, decoder) == nil, "the page is not handed out")
+        #expect(encoder.oversizeFramesDropped == 1 && encoder.stats.framesDropped == 1)
+        let idrNext = encoder.keyframeWillBeForced
+        #expect(idrNext)
+        flat.ptsMicroseconds = 66_667
+        let next = try #require(try Self.codeAndDecode(flat, &encoder, decoder))
+        #expect(next.idr && next.bytes <= 16_384 && next.psnr > 30, "\(next)")
+        #expect(encoder.oversizeFramesDropped == 1, "dropped \(encoder.oversizeFramesDropped), recoded \(encoder.oversizeFramesRecoded)")
+    }
 }
