@@ -319,6 +319,33 @@ int rtcs_openh264_encoder_set_bitrate(rtcs_openh264_encoder *e, int bps) {
     return 0;
 }
 
+// openh264 has one quantizer range for the whole stream, and its rate control keeps an IDR's
+// quantizer at or under 40 whatever the range's top (its table of starting quantizers by bits
+// per pixel), and a picture's within a few steps of the last one's. A picture that must come out
+// coarser than that (one too large to send whole) is coded with rate control off at a quantizer
+// of the caller's: the mode can change between pictures (ENCODER_OPTION_RC_MODE), and the
+// quantizer it then uses (iDLayerQp) is among the parameters openh264 takes while running without
+// starting over (WelsEncoderParamAdjust copies it; no reset, nothing allocated).
+int rtcs_openh264_encoder_set_fixed_qp(rtcs_openh264_encoder *e, int qp) {
+    if (e == NULL || qp < 0 || qp > 51) return -1;
+    if (qp > 0) {
+        struct {
+            SEncParamExt param;
+            unsigned char abi8_tail[8];  // ABI 8's PSNR flags, as at open
+        } params;
+        memset(&params, 0, sizeof params);
+        int rc = (*e->codec)->GetOption(e->codec, ENCODER_OPTION_SVC_ENCODE_PARAM_EXT, &params.param);
+        if (rc != 0) return rc;
+        if (params.param.sSpatialLayers[0].iDLayerQp != qp) {
+            params.param.sSpatialLayers[0].iDLayerQp = qp;
+            rc = (*e->codec)->SetOption(e->codec, ENCODER_OPTION_SVC_ENCODE_PARAM_EXT, &params.param);
+            if (rc != 0) return rc;
+        }
+    }
+    int mode = qp > 0 ? RC_OFF_MODE : RC_BITRATE_MODE;
+    return (*e->codec)->SetOption(e->codec, ENCODER_OPTION_RC_MODE, &mode);
+}
+
 int rtcs_openh264_encoder_force_idr(rtcs_openh264_encoder *e) {
     if (e == NULL) return -1;
     return (*e->codec)->ForceIntraFrame(e->codec, true);

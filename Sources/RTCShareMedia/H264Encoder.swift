@@ -17,6 +17,14 @@ import RTCShareCore
 /// `minimumKeyframeRequestIntervalMicroseconds` before; `periodicKeyframeInterval` adds one
 /// every N frames counted from the last IDR. openh264 places none of its own (no intra period,
 /// no scene-change detection: a slide change should not cost an IDR).
+///
+/// Size: no access unit handed out is larger than `Configuration.maxFrameBytes`. openh264's rate
+/// control cannot hold one there: it keeps an IDR's quantizer at or under 40 and a picture's within
+/// a few steps of the last one's, whatever the range's top (a 1920x1080 page of dense text: an IDR
+/// of 680 KiB, a page change 490-690 KiB, at any maximum from 42 to 51). Such a picture is coded
+/// again as an IDR, rate control off, at each of `oversizeQuantizers` in turn until one fits (the
+/// same page: 286 KiB at 44, 90 KiB at 51); what is still too large is dropped (counted) and the
+/// next picture is an IDR. The picture after it refines the page under rate control as usual.
 public struct H264Encoder: ~Copyable, @unchecked Sendable {
     // Sendable: one owner, `mutating` on every encoder call, one thread at a time.
     private let handle: OpaquePointer
@@ -27,6 +35,11 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
     public private(set) var startupBytesReclaimed = 0
     /// Bytes of openh264's start-up zero-fill left out, never made resident (`StartupZeroFill`).
     public private(set) var startupZeroFillSkipped = 0
+
+    /// Pictures coded again, coarser, because they came out larger than `maxFrameBytes`.
+    public private(set) var oversizeFramesRecoded = 0
+    /// Pictures still larger than `maxFrameBytes` at the coarsest quantizer: dropped.
+    public private(set) var oversizeFramesDropped = 0
 
     private var keyframePending = false
     /// Spaces accepted keyframe requests (`minimumKeyframeRequestIntervalMicroseconds`).
@@ -52,9 +65,17 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
         /// Quantizer range, 0 (best) ... 51 (worst).
         public var minQuantizer = 12
         public var maxQuantizer = 42
-        /// Rate control may skip a picture (no output, counted) to hold the bitrate.
+        /// Rate control may skip a picture (no output, counted) to hold the bitrate, at sizes up to
+        /// `frameSkipMaximumPixels` (`frameSkipIsOn`).
         public var allowsFrameSkip = true
         public var periodicKeyframeInterval: Int? = nil
+        /// The largest access unit handed out (nil: no bound): what the sender's packet history
+        /// holds whole beside the frames before it, for the pacer to send and NACKs to repair.
+        /// The default is 3/4 of the senders' default history (512 KiB): a 1280x720 page of
+        /// dense text (a 330 KiB IDR) goes as rate control coded it, a 1920x1080 one (680 KiB)
+        /// does not.
+        public var maxFrameBytes: Int? = Self.defaultMaxFrameBytes
+        public static let defaultMaxFrameBytes = 384 << 10
         public var minimumKeyframeRequestIntervalMicroseconds: Int64 = 500_000
 
         public init(width: Int, height: Int, bitrateKbps: Int) {
@@ -81,7 +102,15 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
                 try require(interval >= 1, "keyframe interval \(interval) below 1")
             }
             try require(minimumKeyframeRequestIntervalMicroseconds >= 0, "keyframe request interval negative")
+            if let bound = maxFrameBytes {
+                try require(bound >= 4096, "frame size bound \(bound) below 4096 bytes")
+            }
         }
+
+        /// The quantizers a picture larger than `maxFrameBytes` is coded again at, in turn (rate
+        /// control off). 44 first: text still legible, and a 1920x1080 page of it fits (286 KiB;
+        /// 40 gives 426); 51, the coarsest, for what does not (90 KiB).
+        public static let oversizeQuantizers: [Int32] = [44, 51]
 
         /// The most pixels coded in screen-content mode: 1280x720. Its motion search by block
         /// features keeps, per reference picture, tables of 4 bytes a pixel written on every
@@ -90,6 +119,19 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
         /// gives up the search for scrolled and repeated blocks; on 1080p text pages it measured
         /// a higher PSNR-Y for the bytes (`bench/harness/text_quality.py`).
         public static let screenContentMaximumPixels = 1280 * 720
+
+        /// The most pixels at which rate control may skip pictures: 1280x720. Above it a picture of
+        /// text that changed whole, or refines a coarse IDR, is hundreds of KB, and rate control
+        /// then skipped every picture for seconds after each (a 1080p page change a second for
+        /// 22 s over WHIP, debug build: 29 pictures coded of 333, `bench/harness/fullhd_case.py
+        /// --seconds 30 --still 8`); without skipping it holds its quantizer at the top instead
+        /// and every picture goes (307 coded, 303 decoded by aiortc), at 3.4 Mbit/s against a
+        /// 1.5 Mbit/s target while the whole screen changes every second.
+        public static let frameSkipMaximumPixels = 1280 * 720
+
+        /// Whether rate control may skip pictures: allowed, and the picture no larger than
+        /// `frameSkipMaximumPixels`.
+        public var frameSkipIsOn: Bool { allowsFrameSkip && width * height <= Self.frameSkipMaximumPixels }
 
         /// Whether openh264 is opened in screen-content mode: asked for, and the picture no
         /// larger than `screenContentMaximumPixels`.
@@ -109,7 +151,7 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
             screen_content: configuration.contentModeIsScreen ? 1 : 0,
             max_slice_bytes: Int32(configuration.maxSliceBytes),
             min_qp: Int32(configuration.minQuantizer), max_qp: Int32(configuration.maxQuantizer),
-            frame_skip: configuration.allowsFrameSkip ? 1 : 0, level_idc: configuration.levelIDC)
+            frame_skip: configuration.frameSkipIsOn ? 1 : 0, level_idc: configuration.levelIDC)
         // Loaded before the start-up window below, so the library's own pages are not the
         // encoder's start-up growth.
         guard rtcs_openh264_load() == 0 else { throw .library(String(cString: rtcs_openh264_load_error())) }
@@ -187,17 +229,21 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
         lastEncoderMilliseconds = ms
         stats.framesIn += 1
 
-        let handle = self.handle
-        var out: UnsafePointer<UInt8>?
-        var count = 0
-        var frameType: Int32 = 0
-        let status = frame.withPixels { pixels in
-            let y = pixels.plane(0), u = pixels.plane(1), v = pixels.plane(2)
-            return rtcs_openh264_encoder_encode(handle, y.row(0).baseAddress, u.row(0).baseAddress,
-                                                v.row(0).baseAddress, Int32(y.stride), Int32(u.stride),
-                                                Int32(v.stride), ms, &out, &count, &frameType)
+        var (out, count, frameType) = try encodeOnce(frame, milliseconds: ms)
+        if let bound = configuration.maxFrameBytes, count > bound {
+            oversizeFramesRecoded += 1
+            // What openh264 coded is not sent, so its reference is not the receiver's: only an
+            // IDR follows it.
+            for qp in Configuration.oversizeQuantizers where count > bound {
+                (out, count, frameType) = try recode(frame, milliseconds: ms, quantizer: qp)
+            }
+            if count > bound {
+                oversizeFramesDropped += 1
+                stats.framesDropped += 1
+                keyframePending = true
+                return false
+            }
         }
-        guard status == 0 else { throw .openh264(status, "encoding") }
         guard let out, count > 0 else {
             stats.framesDropped += 1
             return false
@@ -216,6 +262,43 @@ public struct H264Encoder: ~Copyable, @unchecked Sendable {
         body(EncodedVideoFrame(bytes: UnsafeRawBufferPointer(start: out, count: count), isKeyframe: isIDR,
                                      isDroppable: false, ptsMicroseconds: pts))
         return true
+    }
+
+    /// One call into openh264: the access unit (nil, 0 when rate control skipped the picture) and
+    /// its frame type.
+    private mutating func encodeOnce(_ frame: borrowing FrameSlot, milliseconds ms: Int64)
+        throws(MediaError) -> (UnsafePointer<UInt8>?, Int, Int32) {
+        let handle = self.handle
+        var out: UnsafePointer<UInt8>?
+        var count = 0
+        var frameType: Int32 = 0
+        let status = frame.withPixels { pixels in
+            let y = pixels.plane(0), u = pixels.plane(1), v = pixels.plane(2)
+            return rtcs_openh264_encoder_encode(handle, y.row(0).baseAddress, u.row(0).baseAddress,
+                                                v.row(0).baseAddress, Int32(y.stride), Int32(u.stride),
+                                                Int32(v.stride), ms, &out, &count, &frameType)
+        }
+        guard status == 0 else { throw .openh264(status, "encoding") }
+        return (out, count, frameType)
+    }
+
+    /// Codes `frame` again as an IDR at `quantizer`, rate control off for this picture only.
+    private mutating func recode(_ frame: borrowing FrameSlot, milliseconds ms: Int64, quantizer: Int32)
+        throws(MediaError) -> (UnsafePointer<UInt8>?, Int, Int32) {
+        var status = rtcs_openh264_encoder_set_fixed_qp(handle, quantizer)
+        guard status == 0 else { throw .openh264(status, "setting quantizer \(quantizer)") }
+        status = rtcs_openh264_encoder_force_idr(handle)
+        let result: (UnsafePointer<UInt8>?, Int, Int32)
+        do throws(MediaError) {
+            guard status == 0 else { throw .openh264(status, "forcing an IDR") }
+            result = try encodeOnce(frame, milliseconds: ms)
+        } catch {
+            _ = rtcs_openh264_encoder_set_fixed_qp(handle, 0)
+            throw error
+        }
+        status = rtcs_openh264_encoder_set_fixed_qp(handle, 0)
+        guard status == 0 else { throw .openh264(status, "turning rate control back on") }
+        return result
     }
 
     /// openh264's videoFrameTypeIDR.

@@ -116,7 +116,7 @@ final class Log: @unchecked Sendable {
                     + ",\"remb_kbps\":" + (t.rembKbps.map(String.init) ?? "null")
                     + ",\"delay_based_kbps\":" + (t.delayBasedKbps.map(String.init) ?? "null")
                     + ",\"transport_feedback\":\(t.transportFeedbackReceived)"
-                    + ",\"paced_expired\":\(t.pacedPacketsExpired)"
+                    + ",\"paced_expired\":\(t.pacedPacketsExpired),\"paced_sent_early\":\(t.pacedSentEarly)"
                     + ",\"feedback_returns\":\(t.feedbackReturns),\"frames_held_silent\":\(t.framesHeldWhileSilent)"
             }
             json += ",\"rss_bytes\":\(p.residentBytes),\"peak_rss_bytes\":\(p.peakResidentBytes)}\n"

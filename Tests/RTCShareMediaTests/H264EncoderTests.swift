@@ -156,4 +156,135 @@ import Testing
         }
         #expect(decoded == 1)
     }
+
+    /// One access unit coded from `slot`, copied out, then decoded: its size, whether it is an
+    /// IDR, and the PSNR of the decoded picture against `slot` (nil: rate control skipped it;
+    /// -1: the decoder refused it).
+    static func codeAndDecode(_ slot: borrowing FrameSlot, _ encoder: inout H264Encoder,
+                              _ decoder: borrowing H264Decoder) throws -> (bytes: Int, idr: Bool, psnr: Double)? {
+        var unit: [UInt8] = []
+        var idr = false
+        try encoder.encode(slot) { frame in
+            unit = Array(frame.bytes)
+            idr = frame.isKeyframe
+        }
+        guard !unit.isEmpty else { return nil }
+        var psnr = -1.0
+        slot.withPixels { pixels in
+            unit.withUnsafeBytes { bytes in
+                do {
+                    if let p = try decoder.decode(bytes, { picture in PictureCompare.psnr(pixels, picture) }) { psnr = p }
+                } catch {}
+            }
+        }
+        return (unit.count, idr, psnr)
+    }
+
+    /// openh264's rate control codes a 1920x1080 page of dense text far larger than the sender's
+    /// packet history holds, at any maximum quantizer: such a picture is coded again as a coarser
+    /// IDR, so every access unit fits `maxFrameBytes`; the stream decodes whole, a page change
+    /// (every macroblock new) goes the same way, and the still page then refines under rate
+    /// control.
+    @Test func aPictureLargerThanTheBoundIsCodedAgainAsACoarserIDRAndTheStreamDecodes() throws {
+        let (width, height) = (VP8ProgressiveKeyframeTests.width, VP8ProgressiveKeyframeTests.height)
+        let budget = try MemoryBudget(capBytes: PixelFormat.i420.bytes(width: width, height: height)! * 2 + (1 << 20))
+        let pool = try FramePool(budget: budget, format: .i420, maxWidth: width, maxHeight: height, count: 2)
+        var page = try VP8ProgressiveKeyframeTests.denseText(pool)
+        // The next page: the same one mirrored left to right, glyphs no motion search finds.
+        var next = try pool.acquire(format: .i420, width: width, height: height)
+        page.withPixels { a in
+            next.withMutablePixels { b in
+                for plane in 0..<3 {
+                    let pa = a.plane(plane), pb = b.plane(plane)
+                    for row in 0..<pb.rows {
+                        let from = pa.row(row), to = pb.row(row)
+                        for x in 0..<pb.rowBytes { to[x] = from[pb.rowBytes - 1 - x] }
+                    }
+                }
+            }
+        }
+        let bound = H264Encoder.Configuration.defaultMaxFrameBytes
+
+        // What rate control alone makes of the page, at the top of the quantizer range and above.
+        for maxQuantizer in [42, 51] {
+            var c = H264Encoder.Configuration(width: width, height: height, bitrateKbps: 1000)
+            c.maxFrameBytes = nil
+            c.maxQuantizer = maxQuantizer
+            var unbounded = try H264Encoder(c)
+            let decoder = try H264Decoder()
+            page.ptsMicroseconds = 0
+            let first = try #require(try Self.codeAndDecode(page, &unbounded, decoder))
+            print("H264EncoderTests 1080p text: IDR \(first.bytes) bytes unbounded, quantizers up to \(maxQuantizer)")
+            #expect(first.idr && first.bytes > bound, "\(first.bytes) bytes")
+        }
+
+        var c = H264Encoder.Configuration(width: width, height: height, bitrateKbps: 1000)
+        c.frameRate = 15
+        var encoder = try H264Encoder(c)
+        let decoder = try H264Decoder()
+        var coded: [(bytes: Int, idr: Bool, psnr: Double)] = []
+        var stillPage: [Double] = []
+        // 15 frames a second: the page 4 s, then the next page 2 s; no picture skipped at this
+        // size (`frameSkipMaximumPixels`).
+        for i in 0..<90 {
+            let pts = Int64(i) * 66_667
+            let out: (bytes: Int, idr: Bool, psnr: Double)?
+            if i < 60 {
+                page.ptsMicroseconds = pts
+                out = try Self.codeAndDecode(page, &encoder, decoder)
+                if let out { stillPage.append(out.psnr) }
+            } else {
+                next.ptsMicroseconds = pts
+                out = try Self.codeAndDecode(next, &encoder, decoder)
+            }
+            if let out { coded.append(out) }
+        }
+        print("H264EncoderTests 1080p text bounded, the pictures over 1 KB: \(coded.filter { $0.bytes > 1000 }.map { "\($0.idr ? "I" : "P")\($0.bytes)" }.joined(separator: " ")); "
+              + "PSNR of the still page first \(String(format: "%.1f", stillPage.first ?? 0)), best \(String(format: "%.1f", stillPage.max() ?? 0)); "
+              + "recoded \(encoder.oversizeFramesRecoded), dropped \(encoder.oversizeFramesDropped)")
+        #expect(coded.first?.idr == true)
+        #expect(coded.allSatisfy { $0.bytes <= bound }, "\(coded.map(\.bytes))")
+        #expect(coded.allSatisfy { $0.psnr > 0 }, "every access unit decodes: \(coded.map(\.psnr))")
+        // The first page and the change to the next were both too large as rate control coded them.
+        #expect(encoder.oversizeFramesRecoded >= 2)
+        #expect(coded.count(where: \.idr) >= 2)
+        #expect(encoder.oversizeFramesDropped == 0)
+        #expect(!c.frameSkipIsOn && coded.count == 90, "\(coded.count) pictures coded of 90")
+        // The coarse IDR is refined by the pictures after it.
+        let firstPSNR = try #require(stillPage.first), best = try #require(stillPage.max())
+        #expect(best > firstPSNR + 1, "still page PSNR \(stillPage)")
+    }
+
+    /// A picture still larger than the bound at the coarsest quantizer is dropped, never handed
+    /// out in part (a 16 KiB bound and the page of dense text); the next picture is an IDR, and one
+    /// that fits goes. A bound under 4096 bytes is refused.
+    @Test func aPictureTooLargeEvenAtTheCoarsestQuantizerIsDroppedAndAnIDRFollows() throws {
+        let (width, height) = (VP8ProgressiveKeyframeTests.width, VP8ProgressiveKeyframeTests.height)
+        var tiny = H264Encoder.Configuration(width: width, height: height, bitrateKbps: 1000)
+        tiny.maxFrameBytes = 4095
+        #expect(throws: MediaError.self) { _ = try H264Encoder(tiny) }
+        tiny.maxFrameBytes = 16_384
+        tiny.frameRate = 15
+        var encoder = try H264Encoder(tiny)
+        let budget = try MemoryBudget(capBytes: PixelFormat.i420.bytes(width: width, height: height)! * 2 + (1 << 20))
+        let pool = try FramePool(budget: budget, format: .i420, maxWidth: width, maxHeight: height, count: 2)
+        var page = try VP8ProgressiveKeyframeTests.denseText(pool)
+        var flat = try pool.acquire(format: .i420, width: width, height: height)
+        flat.withMutablePixels { pixels in
+            for plane in 0..<3 {
+                let p = pixels.plane(plane)
+                for row in 0..<p.rows { let line = p.row(row); for x in 0..<p.rowBytes { line[x] = plane == 0 ? 200 : 128 } }
+            }
+        }
+        let decoder = try H264Decoder()
+        page.ptsMicroseconds = 0
+        #expect(try Self.codeAndDecode(page, &encoder, decoder) == nil, "the page is not handed out")
+        #expect(encoder.oversizeFramesDropped == 1 && encoder.stats.framesDropped == 1)
+        let idrNext = encoder.keyframeWillBeForced
+        #expect(idrNext)
+        flat.ptsMicroseconds = 66_667
+        let next = try #require(try Self.codeAndDecode(flat, &encoder, decoder))
+        #expect(next.idr && next.bytes <= 16_384 && next.psnr > 30, "\(next)")
+        #expect(encoder.oversizeFramesDropped == 1, "dropped \(encoder.oversizeFramesDropped), recoded \(encoder.oversizeFramesRecoded)")
+    }
 }

@@ -49,6 +49,29 @@ import Testing
         #expect(h.storedCount == 400)
     }
 
+    @Test func wouldEvictSaysWhichPacketsTheNextStoreTakesAcrossTheWrap() throws {
+        let budget = try MemoryBudget(capBytes: 1 << 20, prefault: false)
+        var h = try PacketHistory(budget: budget, capacityBytes: 4096, maxPackets: 64)
+        let emptySaysEvicted = h.wouldEvict(0, storing: 100)
+        #expect(!emptySaysEvicted)
+        var rng = SeededRandom(seed: 11)
+        var seq: UInt16 = 65_300
+        var evictions = 0
+        for _ in 0..<500 {
+            let size = Int.random(in: 12...700, using: &rng)
+            // Every packet held now, and what the next store is said to take of them.
+            let held = (0..<64).map { seq &- 1 &- UInt16($0) }.filter { h.contains($0) }
+            let said = held.filter { h.wouldEvict($0, storing: size) }
+            try packet(seq: seq, size: size).withUnsafeBytes { raw throws in try h.store(raw) }
+            #expect(said == held.filter { !h.contains($0) }, "storing \(size) bytes as \(seq)")
+            evictions += said.count
+            seq &+= 1
+        }
+        #expect(evictions > 300)
+        let neverStored = h.wouldEvict(seq, storing: 12)
+        #expect(!neverStored)
+    }
+
     @Test func wrapFrom65535To0KeepsBothSides() throws {
         let budget = try MemoryBudget(capBytes: 1 << 20, prefault: false)
         var h = try PacketHistory(budget: budget, capacityBytes: 64 * 1024)

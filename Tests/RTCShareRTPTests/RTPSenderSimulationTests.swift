@@ -361,6 +361,32 @@ import Testing
         #expect(order.last == true && order.dropLast().allSatisfy { !$0 }, "the goodbye came last")
     }
 
+    @Test func queuedPacketsTheHistoryNeedsRoomFromGoAheadOfThePacerInsteadOfExpiring() throws {
+        // A 16 KiB history and frames of 6 KB paced at 2.5 × 100 kbit/s (~190 ms a frame): four
+        // frames handed in at once are more than the history holds beside what still waits.
+        let sim = try Simulation(loss: 0, historyBytes: 16 << 10, seed: 19)
+        try sim.run(for: .milliseconds(300))
+        sim.sender.setTargetBitrate(kbps: 100, maximumKbps: 2500, at: sim.now)
+        let first = sim.frameIndex
+        for i in first..<first + 4 {
+            try Simulation.frame(i).withUnsafeBytes { bytes in
+                try sim.sender.sendVideo(bytes, mediaTimestamp: UInt32(i * 4500), orientation: .up, at: sim.now,
+                                         transmit: sim.transmit)
+            }
+        }
+        #expect(sim.sender.stats.pacedSentEarly > 0, "packets sent ahead of the pacer")
+        #expect(sim.sender.pacerState.queuedPackets > 0, "the rest still paced")
+        for _ in 0..<300 {
+            sim.sender.poll(at: sim.now, transmit: sim.transmit)
+            sim.forward.release(until: sim.now) { _ = sim.receiver.receive($0, at: sim.now) }
+            sim.receiver.core.poll(at: sim.now, output: sim.receiver)
+            sim.now = sim.now + .milliseconds(5)
+        }
+        #expect(sim.sender.stats.pacedPacketsExpired == 0)
+        #expect(sim.sender.pacerState.queuedPackets == 0)
+        for i in first..<first + 4 { #expect(sim.receiver.holds(frame: i), "frame \(i) arrived whole") }
+    }
+
     @Test func aReceiverThatFallsSilentIsNoticedOnceAndSoIsItsReturn() throws {
         let sim = try Simulation(loss: 0, seed: 18)
         try sim.run(for: .seconds(2))

@@ -129,6 +129,10 @@ int rtcs_openh264_encoder_set_bitrate(rtcs_openh264_encoder *encoder, int bitrat
 /// Makes the next picture an IDR (SPS and PPS go with it); returns 0 or the code.
 int rtcs_openh264_encoder_force_idr(rtcs_openh264_encoder *encoder);
 
+/// From the next picture on: `qp` 1 ... 51 codes every picture at that quantizer, rate control
+/// off (openh264's RC_OFF_MODE); 0 turns rate control back on. Returns 0 or the code.
+int rtcs_openh264_encoder_set_fixed_qp(rtcs_openh264_encoder *encoder, int qp);
+
 /// Encodes one I420 picture at the encoder's size, `timestamp_ms` increasing. On success
 /// `*out`/`*out_bytes` are the access unit in Annex B form (start codes, parameter sets first on
 /// an IDR), in openh264's buffer, valid until the next call; `*frame_type` is openh264's

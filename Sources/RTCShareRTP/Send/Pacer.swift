@@ -117,6 +117,11 @@ public struct Pacer: Sendable {
         return pop()
     }
 
+    /// The oldest queued packet, left in the queue; nil when nothing waits.
+    public var oldestQueued: UInt16? {
+        queuedPackets > 0 ? sequences[head & (Self.capacity - 1)] : nil
+    }
+
     /// The oldest queued packet whatever the bucket says (the share is ending: what waits goes
     /// now); nil when nothing waits.
     public mutating func takeAnyway() -> UInt16? {

@@ -139,6 +139,21 @@ public struct PacketHistory: ~Copyable {
     /// Whether the packet with sequence number `seq` is still held.
     public func contains(_ seq: UInt16) -> Bool { locate(seq) != nil }
 
+    /// Whether storing a packet of `packetBytes` next would evict the packet with sequence
+    /// number `seq` (false when it is not held).
+    public func wouldEvict(_ seq: UInt16, storing packetBytes: Int) -> Bool {
+        guard highest != nil else { return false }
+        let ext = extend(seq)
+        let e = entries[Int(ext & Int64(maxPackets - 1))]
+        let cap = UInt64(capacityBytes)
+        guard e.extendedSequence == ext, head - e.start <= cap else { return false }
+        // Where the record would start (a record never wraps), and where `head` would end.
+        var start = head
+        let record = UInt64(Self.recordHeader + packetBytes)
+        if start % cap + record > cap { start += cap - start % cap }
+        return start + record - e.start > cap
+    }
+
     /// Calls `body` with the bytes of the packet with sequence number `seq` and returns its
     /// result, or returns nil when the packet is not held (never stored, or evicted). The
     /// bytes are valid only inside `body`.

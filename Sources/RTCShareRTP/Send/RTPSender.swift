@@ -428,6 +428,14 @@ public final class RTPSender {
         // when the pacer lets the packet go.
         while let packet = try plan.nextPacket(in: frame) {
             let isLast = packet.isLast
+            // A packet still waiting in the pacer is never overwritten unsent: it goes now, ahead
+            // of its turn (a burst may arrive; a packet expired here is lost for certain). Only a
+            // frame larger than what the history holds beside those queued before it does this.
+            while let oldest = pacer.oldestQueued, history.wouldEvict(oldest, storing: configuration.mtu) {
+                _ = pacer.takeAnyway()
+                stats.pacedSentEarly += 1
+                sendFromHistory(oldest, at: now, transmit)
+            }
             let header = try video.writeHeader(into: scratch, timestamp: timestamp, marker: isLast,
                                                extensions: isLast ? last : plain, map: extensionMap,
                                                payloadSize: packet.payloadSize)

@@ -50,6 +50,9 @@ public struct TransportStats: Sendable, Equatable {
     /// Video packets that waited in the pacer, and those gone from the history before their turn.
     public var packetsPaced = 0
     public var pacedPacketsExpired = 0
+    /// Queued video packets sent ahead of the pacer's rate because the packet history needed
+    /// their room (a frame larger than what it holds beside those queued before it).
+    public var pacedSentEarly = 0
 
     public init() {}
 }
