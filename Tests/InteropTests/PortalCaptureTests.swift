@@ -116,18 +116,8 @@ import Testing
             "--source", "portal", "--portal-token-file", dir.appendingPathComponent("token").path, "--size", "1280x720",
             "--fps", "5", "--peer", "127.0.0.1:\(port)", "--sdp", sdp, "--start-delay", "2", "--duration", "8",
         ], name: "sender")
-        try #require(Tools.waitForFile(sdp, timeout: 30, while: { sender.isRunning }), "no SDP: \(sender.stderr)")
-        let rxJSON = dir.appendingPathComponent("k-rx.json").path
-        let receiver = try BackgroundProcess(Tools.rtcshare, ["receive", "--sdp", sdp, "--stats-json", rxJSON, "--idle-timeout", "3"],
-                                             in: dir, name: "receiver")
-        #expect(sender.wait(timeout: 40) == 0, "sender: \(sender.stderr)")
-        #expect(receiver.wait(timeout: 15) == 0, "receiver: \(receiver.stderr)")
-        let sent = try #require(BuiltInReceiverTests.SenderSummary(sender.stderr), "\(sender.stderr)")
-        let stats = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: rxJSON))) as? [String: Any])
-        func int(_ key: String) -> Int { (stats[key] as? NSNumber)?.intValue ?? -1 }
-        #expect(Double(int("frames")) >= 0.95 * Double(sent.frames) && sent.frames > 0,
-                "received \(int("frames")) of \(sent.frames)\nreceiver: \(receiver.stderr)")
-        #expect(int("markers_unreadable") == 0, "\(stats)")
+        let share = try ReceivedShare(sender: sender, sdp: sdp, in: dir, name: "k", sdpTimeout: 30, senderTimeout: 40)
+        let (sent, stats, int) = (share.sent, share.stats, share.int)
         let fresh = sent.frames - sent.repeats
         #expect(fresh >= 10, "\(fresh) new pictures sent\n\(sender.stderr)")
         #expect(Double(int("frames") - int("frames_repeated")) >= 0.9 * Double(fresh),

@@ -176,18 +176,8 @@ import Testing
             "--peer", "127.0.0.1:\(port)", "--sdp", sdp,
             "--start-delay", "2", "--duration", "6", "--stats-json", txJSON,
         ], in: dir, name: "sender")
-        try #require(Tools.waitForFile(sdp, timeout: 20, while: { sender.isRunning }), "no SDP: \(sender.stderr)")
-        let rxJSON = dir.appendingPathComponent("t-rx.json").path
-        let receiver = try BackgroundProcess(Tools.rtcshare, ["receive", "--sdp", sdp, "--stats-json", rxJSON, "--idle-timeout", "3"],
-                                             in: dir, name: "receiver")
-        #expect(sender.wait(timeout: 30) == 0, "sender: \(sender.stderr)")
-        #expect(receiver.wait(timeout: 15) == 0, "receiver: \(receiver.stderr)")
-        let sent = try #require(BuiltInReceiverTests.SenderSummary(sender.stderr), "\(sender.stderr)")
-        let stats = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: rxJSON))) as? [String: Any])
-        func int(_ key: String) -> Int { (stats[key] as? NSNumber)?.intValue ?? -1 }
-        #expect(Double(int("frames")) >= 0.95 * Double(sent.frames) && sent.frames > 0,
-                "received \(int("frames")) of \(sent.frames)\nreceiver: \(receiver.stderr)")
-        #expect(int("markers_unreadable") == 0, "\(stats)")
+        let share = try ReceivedShare(sender: sender, sdp: sdp, in: dir, name: "t", sdpTimeout: 20, senderTimeout: 30)
+        let (sent, stats, int) = (share.sent, share.stats, share.int)
         let shape = size.split(separator: "x").compactMap { Int($0) }
         #expect(int("width") == shape.first && int("height") == shape.last, "the share's shape: \(stats)")
 
