@@ -34,6 +34,21 @@ import Testing
         for f in transport { #expect(ConnectionFailure.transport(f).retry == .temporary(afterSeconds: nil), "\(f)") }
     }
 
+    /// A restarted server answers before its endpoints are made again: once the endpoint took
+    /// the share, its 404 is waited out; the first publish's 404 (a wrong URL) is not.
+    @Test func anEndpointThatTookTheShareAnswering404IsWaitedOut() {
+        let notFound = ShareError.connection(whip(.httpStatus(404, reason: "Invalid endpoint ID")))
+        #expect(notFound.retry == .permanent)
+        #expect(notFound.retryOncePublished == .temporary(afterSeconds: nil))
+        #expect(ShareError.connection(whip(.httpStatus(404, reason: "", retryAfterSeconds: 5))).retryOncePublished
+                == .temporary(afterSeconds: 5))
+        for e in [WHIPError.httpStatus(400, reason: ""), .httpStatus(401, reason: ""), .httpStatus(403, reason: ""),
+                  .httpStatus(410, reason: ""), .httpStatus(422, reason: ""), .missingLocation] {
+            #expect(ShareError.connection(whip(e)).retryOncePublished == .permanent, "\(e)")
+        }
+        #expect(ShareError.connection(whip(.httpStatus(503, reason: ""))).retryOncePublished == .temporary(afterSeconds: nil))
+    }
+
     @Test func dtlsThatCanNeverAgreeIsPermanent() {
         #expect(ConnectionFailure.transport(.dtls(.noSRTPProfile)).failureClass == .refused)
         #expect(ConnectionFailure.transport(.dtls(.fingerprintMismatch)).failureClass == .refused)

@@ -96,3 +96,15 @@ extension ShareError {
     /// Permanent or temporary: `failureClass.retry`.
     public var retry: Retry { failureClass.retry }
 }
+
+extension ShareError {
+    /// What a reconnect does with a failure once the endpoint has taken this share: as
+    /// `retry`, but the endpoint answering 404 is temporary. A server that restarted (a
+    /// gateway, simple-whip-server) answers before its endpoints are made again, and the share
+    /// was published there, so the URL is right; the reconnect's limit still ends it. On the
+    /// first publish a 404 stays permanent: the URL is wrong.
+    public var retryOncePublished: Retry {
+        if case .connection(.whip(_, .httpStatus(404, _, let after))) = self { return .temporary(afterSeconds: after) }
+        return retry
+    }
+}

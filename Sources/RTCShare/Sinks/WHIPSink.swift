@@ -390,7 +390,8 @@ public final class WHIPSink: MediaSink, TransportOutput {
     {
         // A stop raised while an attempt was in flight: the pipeline ends the share next.
         if error.failureClass == .stopped { return TransportRequests() }
-        let decision = policy.failed(error.retry, loss: loss, sessionHeld: session != nil, at: now,
+        let decision = policy.failed(everConnected ? error.retryOncePublished : error.retry, loss: loss,
+                                     sessionHeld: session != nil, at: now,
                                      attemptStartedAt: attemptStartedAt, random: &random)
         guard case .retry(let at, let attempt, let way) = decision else {
             endSession(at: now)
