@@ -20,7 +20,9 @@
 //
 // Oracle: every frame converted with damage over the last frame is byte for byte the frame a
 // whole conversion of the same buffer gives; rows converted never exceed the picture's; and
-// nothing traps or reads out of bounds (ASan, and debug bounds checks on buffer pointers).
+// nothing traps or reads out of bounds (ASan, and debug bounds checks on buffer pointers). The
+// bytes a conversion must not read (stride padding; rows outside the band) are filled with a
+// different pattern for each of the two conversions, so reading them shows as a difference.
 
 import FuzzSupport
 import RTCShareCore
@@ -93,9 +95,21 @@ final class Screen {
         }
     }
 
-    /// The compositor's copy into the shared buffer.
-    func copy() -> UnsafeMutablePointer<UInt8> {
+    /// The compositor's copy into the shared buffer; then every byte the conversion must not
+    /// read (the stride's padding, and the rows outside `rows`, the band being converted) is
+    /// overwritten with a pattern of `salt`, so a conversion reading any of them no longer gives
+    /// the bytes of another conversion made with another salt.
+    func copy(rows: Range<Int>, salt: UInt8) -> UnsafeMutablePointer<UInt8> {
         buffer.update(from: pixels, count: bytes)
+        let g = geometry
+        for row in 0..<g.height {
+            let line = buffer + row * g.stride
+            if rows.contains(row) {
+                (line + g.width * 4).update(repeating: salt, count: g.stride - g.width * 4)
+            } else {
+                line.update(repeating: salt &+ UInt8(truncatingIfNeeded: row), count: g.stride)
+            }
+        }
         return buffer
     }
 }
@@ -175,10 +189,14 @@ public func fuzzCapture(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let last = PackedScreenPicture.LastPicture()
     var time = MediaTime.zero
 
-    func convert(_ kept: PackedScreenPicture.LastPicture) -> FrameSlot? {
+    /// The conversion as the source makes it; only the rows it converts hold the picture.
+    func convert(_ kept: PackedScreenPicture.LastPicture, salt: UInt8) -> FrameSlot? {
+        let plan = PackedScreenPicture.bandPlan(width: geometry.width, height: geometry.height,
+                                                orientation: geometry.orientation, fitted: fitted)
+        let rows = kept.band(plan: plan, at: time).map { $0.screenY..<($0.screenY + $0.screenRows) } ?? 0..<geometry.height
         do {
             return try PackedScreenPicture.convert(
-                screen.copy(), width: geometry.width, height: geometry.height, stride: geometry.stride,
+                screen.copy(rows: rows, salt: salt), width: geometry.width, height: geometry.height, stride: geometry.stride,
                 redFirst: geometry.redFirst, orientation: geometry.orientation, delivered: delivered, fitted: fitted,
                 placement: placement, scratch: scratch, last: kept, at: time, pool: pool, what: "fuzz")
         } catch {
@@ -189,13 +207,13 @@ public func fuzzCapture(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 
     func checkedConversion() {
         let before = last.rowsConverted.load(ordering: .relaxed)
-        guard let banded = convert(last) else {
+        guard let banded = convert(last, salt: 0x00) else {
             fuzzCheck(false, "no free slot for the banded conversion")
             return
         }
         let rows = last.rowsConverted.load(ordering: .relaxed) - before
         fuzzCheck(rows >= 0 && rows <= geometry.height, "\(rows) rows converted of \(geometry.height)")
-        guard let whole = convert(PackedScreenPicture.LastPicture()) else {
+        guard let whole = convert(PackedScreenPicture.LastPicture(), salt: 0xFF) else {
             fuzzCheck(false, "no free slot for the whole conversion")
             return
         }
