@@ -9,8 +9,8 @@
 // ARGB, XBGR, ABGR: the last two red first), one of the eight wl_output transforms, y-inverted
 // or not. Two give the box the share's output is fitted into (2...192 a side), as
 // `deliver(fitting:)` does. The last seeds the pixels; its top bit makes the output change
-// mid-share to a second geometry (4 more bytes): the delivered size stays and the new picture is
-// fitted into it, centred, as `follow` does.
+// before the first picture to a second geometry (4 more bytes): the delivered size stays and the
+// new picture is fitted into it, centred, as `follow` does. An event does the same mid-share.
 //
 // The screen is a picture of pseudo-random pixels; each damage event draws into the screen only
 // inside its rectangle (clipped to the buffer) and reports the rectangle's rows unclipped: any
@@ -119,6 +119,7 @@ enum Event: UInt8 {
     case damageWide = 1   // x y w h as Int32: anything at all
     case convert = 2      // time passes (u8 x 10 ms), then a conversion, checked against a whole one
     case undamaged = 3    // a picture with no damage (screencopy v1, the portal without the meta)
+    case follow = 4       // the output changes to a new geometry (4 bytes), as above
 }
 
 func rowsDiffering(_ a: borrowing FrameSlot, _ b: borrowing FrameSlot) -> Int {
@@ -157,18 +158,23 @@ public func fuzzCapture(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
                                                              orientation: first.orientation, fitted: fitted,
                                                              delivered: delivered)
 
-    // An output that changes size or turns after the start, followed as `follow` does.
+    // An output that changes size or turns after the start, followed as `follow` does: the
+    // delivered size stays, the new picture is fitted into it and centred; one the scratch
+    // reserved at the start does not fit ends the share (false).
     var geometry = first
-    if flags & 0x80 != 0 {
-        geometry = Geometry(&input)
-        let turned = geometry.orientation.uprightSize(width: geometry.width, height: geometry.height)
-        fitted = X11StripPlan.fittedSize(screenWidth: max(turned.width & ~1, 2), screenHeight: max(turned.height & ~1, 2),
-                                         into: delivered)
+    func follow(_ next: Geometry) -> Bool {
+        let turned = next.orientation.uprightSize(width: next.width, height: next.height)
+        let nextFitted = X11StripPlan.fittedSize(screenWidth: max(turned.width & ~1, 2),
+                                                 screenHeight: max(turned.height & ~1, 2), into: delivered)
+        let needs = PackedScreenPicture.scratchBytes(width: next.width, height: next.height, into: nextFitted,
+                                                     orientation: next.orientation)
+        guard needs <= reserved else { return false }
+        geometry = next
+        fitted = nextFitted
         placement = (((delivered.width - fitted.width) / 2) & ~1, ((delivered.height - fitted.height) / 2) & ~1)
-        let needs = PackedScreenPicture.scratchBytes(width: geometry.width, height: geometry.height, into: fitted,
-                                                     orientation: geometry.orientation)
-        guard needs <= reserved else { return 0 }  // the source ends the share with one line
+        return true
     }
+    if flags & 0x80 != 0, !follow(Geometry(&input)) { return 0 }
 
     let budget: MemoryBudget
     let scratch: PackedScreenPicture.Scratch
@@ -185,7 +191,7 @@ public func fuzzCapture(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     fuzzCheck(scratch.fits(width: geometry.width, height: geometry.height, into: fitted, orientation: geometry.orientation),
               "the scratch reserved does not fit the picture")
 
-    let screen = Screen(geometry, seed: seed)
+    var screen = Screen(geometry, seed: seed)
     let last = PackedScreenPicture.LastPicture()
     var time = MediaTime.zero
 
@@ -236,7 +242,7 @@ public func fuzzCapture(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     checkedConversion()
     var conversions = 1, unconverted = false
     while !input.isAtEnd && conversions < 48 {
-        switch Event(rawValue: input.u8() & 0x03)! {
+        switch Event(rawValue: input.u8() % 5)! {
         case .damageSmall:
             let (x, y, w, h) = (Int(Int8(bitPattern: input.u8())), Int(Int8(bitPattern: input.u8())),
                                 Int(Int8(bitPattern: input.u8())), Int(Int8(bitPattern: input.u8())))
@@ -256,6 +262,11 @@ public func fuzzCapture(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             let (x, y) = (Int(input.u8()) % geometry.width, Int(input.u8()) % geometry.height)
             screen.draw(x: x, y: y, width: 3, height: 3)
             last.noteDamage(rows: nil)
+            unconverted = true
+        case .follow:
+            guard follow(Geometry(&input)) else { return 0 }
+            screen = Screen(geometry, seed: seed &+ UInt32(conversions))
+            last.forget()
             unconverted = true
         }
     }

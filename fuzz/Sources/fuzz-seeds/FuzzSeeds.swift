@@ -383,6 +383,9 @@ func captureSeeds() -> [(String, [UInt8])] {
     // The output changes mid-share (64x64 flipped-270 into the 96x54 share's frame): letterboxed.
     var follow = geometry(96, 54) + box(96, 54) + [0x84] + geometry(64, 64, pad: 1, transform: 7)
     follow += small(8, 8, 8, 8) + convert() + small(60, 0, 4, 64) + convert() + undamaged + convert()
+    // ... then back to a wide output, then turned (90) with padded rows: each followed mid-share.
+    follow += [0x04] + geometry(96, 40) + small(0, 10, 20, 4) + convert() + convert()
+    follow += [0x04] + geometry(40, 96, pad: 5, transform: 3) + convert() + small(0, 80, 40, 16) + convert()
     // A y-inverted buffer (damage not in stored rows: converted whole), XBGR.
     var inverted = geometry(50, 40, redFirst: true, transform: 2, yInverted: true) + box(50, 40) + [0x05]
     inverted += small(1, 1, 4, 4) + convert() + small(10, 30, 4, 4) + convert()
