@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 // Coverage-guided fuzzing (libFuzzer + AddressSanitizer) of the parsers that read untrusted
 // input: RTP/RTCP/VP8/H.264 from the network, SDP, the IPC producer protocol, Y4M headers, peer
-// addresses, STUN messages and ICE candidates. A package of its own, like bench/, so the product never links libFuzzer.
+// addresses, STUN messages and ICE candidates, and what a compositor hands the screen capture. A package of its own, like bench/, so the product never links libFuzzer.
 //
 // The sanitizer flags are NOT set here: they must reach the root package's targets too (the
 // parsers are what needs coverage instrumentation), and settings in this manifest only apply
@@ -49,6 +49,7 @@ let package = Package(
         harness("fuzz-stun", [ice]),       // STUNMessage + integrity/fingerprint checks + looksLikeSTUN
         harness("fuzz-candidate", [ice]),  // ICECandidate (a=candidate) + ICEAddress
         harness("fuzz-turn", [ice]),  // TURNClient's responses and relayed data, TURN stream framing, ICE server URIs
+        harness("fuzz-capture"),  // a compositor's buffer geometry, transform and damage: banded conversion (LastPicture)
 
         // Writes the seed corpora (corpus/<harness>/) from the code's own writers.
         .executableTarget(name: "fuzz-seeds", dependencies: ["FuzzSupport", rtcshare, ice],

@@ -19,7 +19,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 scratch="$here/.build"
-all=(fuzz-rtp fuzz-vp8 fuzz-h264 fuzz-rtcp fuzz-sdp fuzz-ipc fuzz-y4m fuzz-rx fuzz-receiver fuzz-addr fuzz-whip-answer fuzz-whip-restart fuzz-stun fuzz-candidate fuzz-turn)
+all=(fuzz-rtp fuzz-vp8 fuzz-h264 fuzz-rtcp fuzz-sdp fuzz-ipc fuzz-y4m fuzz-rx fuzz-receiver fuzz-addr fuzz-whip-answer fuzz-whip-restart fuzz-stun fuzz-candidate fuzz-turn fuzz-capture)
 flags=(-c debug -j 2 -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=fuzzer-no-link,address)
 
 build() {

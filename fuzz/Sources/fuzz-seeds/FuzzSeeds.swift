@@ -58,6 +58,7 @@ enum FuzzSeeds {
         for (name, bytes) in ipcSeeds() { put("fuzz-ipc", name, bytes) }
         for (name, bytes) in rxSeeds() { put("fuzz-rx", name, bytes) }
         for (name, bytes) in receiverSeeds() { put("fuzz-receiver", name, bytes) }
+        for (name, bytes) in captureSeeds() { put("fuzz-capture", name, bytes) }
         for (name, text) in y4mSeeds() { put("fuzz-y4m", name, Array(text.utf8)) }
         for (name, text) in addrSeeds() { put("fuzz-addr", name, Array(text.utf8)) }
         print("fuzz-seeds: \(written) files under \(root)")
@@ -346,6 +347,50 @@ func receiverSeeds() -> [(String, [UInt8])] {
     let bye: [UInt8] = [0x81, 203, 0, 1, 0x11, 0x11, 0x22, 0x22]
     let raw: [UInt8] = [0x00, 0, UInt8(bye.count)] + bye + [0x00, 0, 3, 0xFF, 0x00, 0x10] + poll
     return [("flow", flow), ("loss-rtx", loss), ("raw", [0x01] + packet(1, step: 1, bits: 1 | 2 | 4 | 8, length: 10) + raw)]
+}
+
+// MARK: - a compositor's picture (fuzz-capture layout: geometry, box, flags, then events)
+
+func captureSeeds() -> [(String, [UInt8])] {
+    /// Width and height 1...96, stride padding in 4-byte steps (0...15), red first (XBGR/ABGR),
+    /// wl_output transform 0...7, y-inverted.
+    func geometry(_ width: Int, _ height: Int, pad: UInt8 = 0, redFirst: Bool = false, transform: UInt8 = 0,
+                  yInverted: Bool = false) -> [UInt8] {
+        [UInt8(width - 1), UInt8(height - 1), pad | (redFirst ? 0x10 : 0), transform | (yInverted ? 0x08 : 0)]
+    }
+    /// The box the output is fitted into (even sides 2...192).
+    func box(_ width: Int, _ height: Int) -> [UInt8] { [UInt8(width / 2 - 1), UInt8(height / 2 - 1)] }
+    func small(_ x: Int8, _ y: Int8, _ w: Int8, _ h: Int8) -> [UInt8] {
+        [0x00, UInt8(bitPattern: x), UInt8(bitPattern: y), UInt8(bitPattern: w), UInt8(bitPattern: h)]
+    }
+    func wide(_ x: Int32, _ y: Int32, _ w: Int32, _ h: Int32) -> [UInt8] {
+        [0x01] + [x, y, w, h].flatMap { be32(UInt32(bitPattern: $0)) }
+    }
+    func convert(_ tensOfMilliseconds: UInt8 = 5) -> [UInt8] { [0x02, tensOfMilliseconds] }
+    let undamaged: [UInt8] = [0x03, 40, 7]
+    // 96x54 shrunk to 64x36 (3 rows to 2): two changes, one skipped capture's damage joined to the next.
+    var shrunk = geometry(96, 54) + box(64, 36) + [0x01]
+    shrunk += small(10, 20, 30, 5) + convert() + small(3, 50, 90, 4) + small(40, 2, 2, 2) + convert()
+    shrunk += undamaged + convert() + small(0, 30, 10, 3) + convert(120) + small(0, 31, 10, 1) + convert()
+    // A turned output (90), red first, rows padded: damage in stored rows lands in frame columns.
+    var turned = geometry(64, 48, pad: 9, redFirst: true, transform: 1) + box(36, 48) + [0x02]
+    turned += small(5, 5, 20, 6) + convert() + small(60, 40, 4, 8) + convert() + small(-3, -3, 10, 10) + convert()
+    // Damage as the compositor may send it: negative, huge, empty, past the picture, overlapping.
+    var wild = geometry(80, 60, pad: 3, transform: 6) + box(40, 30) + [0x03]
+    wild += wide(-5, -100, 20, 110) + convert() + wide(0, 58, 80, Int32.max) + convert()
+    wild += wide(Int32.min, Int32.min, -1, -1) + wide(2, 2000, 10, 10) + wide(4, 10, 0, 0) + convert()
+    wild += wide(10, 10, 5, 5) + wide(12, 12, 5, 5) + wide(Int32.max, Int32.max, Int32.max, Int32.max) + convert()
+    // The output changes mid-share (64x64 flipped-270 into the 96x54 share's frame): letterboxed.
+    var follow = geometry(96, 54) + box(96, 54) + [0x84] + geometry(64, 64, pad: 1, transform: 7)
+    follow += small(8, 8, 8, 8) + convert() + small(60, 0, 4, 64) + convert() + undamaged + convert()
+    // ... then back to a wide output, then turned (90) with padded rows: each followed mid-share.
+    follow += [0x04] + geometry(96, 40) + small(0, 10, 20, 4) + convert() + convert()
+    follow += [0x04] + geometry(40, 96, pad: 5, transform: 3) + convert() + small(0, 80, 40, 16) + convert()
+    // A y-inverted buffer (damage not in stored rows: converted whole), XBGR.
+    var inverted = geometry(50, 40, redFirst: true, transform: 2, yInverted: true) + box(50, 40) + [0x05]
+    inverted += small(1, 1, 4, 4) + convert() + small(10, 30, 4, 4) + convert()
+    return [("shrunk", shrunk), ("turned-red-first", turned), ("wild-damage", wild), ("follow", follow),
+            ("y-inverted", inverted)]
 }
 
 // MARK: - text formats
