@@ -199,7 +199,7 @@ import Testing
     /// second (a full-screen change each time), shared with `--size auto` and audio over WHIP
     /// for a minute inside 50 MiB, aiortc decoding what it gets. The server drops the session
     /// once, 30 s in (`/whip-closing/`): the reconnect, where VP8 lets its encoder go, runs
-    /// inside the cap too. Planned (VP8) 44.6 MiB with the screen's shared memory; H.264 42.8.
+    /// inside the cap too. Planned (VP8) 43.7 MiB with the screen's shared memory; H.264 42.2.
     @Test(arguments: ["h264", "vp8"])
     func a1080pScreenOfTextWithAudioOverWHIPLivesInside50MiB(codec: String) throws {
         guard let group = Self.cgroup() else { return }

@@ -248,7 +248,7 @@ import Testing
         #expect(source.screenReads == readsBefore + 1)
     }
 
-    /// A 1080p screen over WHIP with VP8 and audio under a 44 MiB cap (planned 44.6 MiB with
+    /// A 1080p screen over WHIP with VP8 and audio under a 43 MiB cap (planned 43.7 MiB with
     /// the screen's shared memory): `plan --size 1920x1080` shows that line in the table it
     /// prints, totals it, and says the same as its refusal (once the table said "fits" above it).
     @Test func aPlanThatDoesNotFitShowsTheScreensLinesAndSaysSoOnce() throws {
@@ -256,7 +256,7 @@ import Testing
         defer { xvfb.stop() }
         let run = try Tools.run(Tools.rtcshare, ["plan", "--source", "x11:\(xvfb.display)", "--whip", "http://127.0.0.1:9/whip/x",
                                                  "--codec", "vp8", "--audio", "testtone", "--size", "1920x1080",
-                                                 "--mem-cap", "44M"])
+                                                 "--mem-cap", "43M"])
         let printed = String(decoding: run.stdout, as: UTF8.self)
         let lines = printed.split(separator: "\n")
         #expect(run.status == 1, "\(printed)\(run.stderr)")

@@ -75,13 +75,16 @@ public final class WHIPSink: MediaSink, TransportOutput {
     /// agent, DTLS state and the heap they use (0.5), and the RTP, ICE and DTLS code of the
     /// binary. Measured (release build, `/proc/PID/smaps` mid-share) as the resident size of a
     /// `--whip` share into aiortc less the same share to a file, less the history: 9.56 MiB at
-    /// 640x360, 9.93 at 1280x720.
+    /// 640x360, 9.93 at 1280x720. Calibrated since against the shares (`planner_case.py`, release
+    /// build, the start-up's pages let go): VP8 WHIP shares ran 2.2–2.9 MiB above the same `--peer`
+    /// shares at 1280x720 to 1920x1080, where the plan said 3.35, and peaked 1.0–1.7 MiB under
+    /// it (H.264 ones, whose peak is their reconnect, 0.4–0.6): 9.15 MiB.
     /// With TURN servers, 0.25 MiB more: the stream's buffers (80 KiB) and OpenSSL's TLS client
     /// with its CA store; measured (release build, peak RSS of a 1280x720@20 share with audio
     /// into aiortc through coturn, relay-only, against the same share direct, 3 runs): TURN/UDP
     /// +0.02–0.18 MiB, TURN/TCP −0.21–+0.14, TURN/TLS −0.08–+1.03 (median +0.13).
     public static func heapBytes(_ configuration: WHIPConfiguration) -> Int {
-        (39 << 20) / 4 + (configuration.turnServers.isEmpty ? 0 : 256 << 10)
+        (183 << 20) / 20 + (configuration.turnServers.isEmpty ? 0 : 256 << 10)
     }
 
     /// What a share's resident size loses when, connected, it lets go of the pages only its
