@@ -21,18 +21,24 @@
 // - Only video packets are queued, by RTP sequence number: their bytes stay in the packet
 //   history, so the queue holds numbers, not packets. A packet the history no longer holds when
 //   its turn comes is counted and skipped (the receiver's NACK, then a keyframe, repair it).
-// - The queue is bounded: at most `capacity` packets, and never more than `maxQueueMicroseconds`
-//   of sending at the pacing rate — beyond that the rate rises so the queue drains in that time
-//   (a queue that grew because the target fell is sent faster rather than dropped). When the
-//   ring is full, the oldest packet is sent at once to make room: nothing is dropped here.
+// - The queue is bounded in time: never more than `maxQueueMicroseconds` of sending at the
+//   pacing rate — beyond that the rate rises so the queue drains in that time (a queue that grew
+//   because the target fell is sent faster rather than dropped).
+// - The queue is bounded in room by its owner, not here: a packet may wait only while the
+//   history still holds its bytes, so the sender takes the oldest off (`takeAnyway`) and sends
+//   it ahead of its turn before storing a packet that would evict it. The ring is made as long
+//   as the history's index (`capacity`), so it is never fuller than the history; `enqueue` on
+//   a full ring is a broken invariant, not a policy.
 // - Until a target is set the pacer holds nothing (every packet goes at once, as before pacing).
 //
 // Sans-IO: times passed in (µs); `nextSendTime` is when the next queued packet may go, for the
-// edge's timer. Fixed memory (a ring of `capacity` sequence numbers and sizes); no allocation.
+// edge's timer. Fixed memory from init (a ring of `capacity` sequence numbers and sizes, 6 bytes
+// a packet); no allocation after.
 
 /// Token-bucket pacing of the video packets of one sender.
 public struct Pacer: Sendable {
-    public static let capacity = 1024
+    /// Packets the ring holds (a power of two).
+    public let capacity: Int
     public static let pacingFactor = 2.5
     public static let constrainedPacingFactor = 1.25
     public static let burstMicroseconds: Int64 = 5_000
@@ -41,11 +47,11 @@ public struct Pacer: Sendable {
 
     /// Bytes per second packets are paced at; nil: not paced.
     public private(set) var bytesPerSecond: Double?
-    /// Packets sent at once because the ring was full.
-    public private(set) var overflowed = 0
     /// Bytes and packets waiting.
     public private(set) var queuedBytes = 0
     public var queuedPackets: Int { tail - head }
+    /// Whether the ring holds `capacity` packets: one must go before the next is queued.
+    public var isFull: Bool { queuedPackets == capacity }
     /// Whether packets are held for pacing (a target was set).
     public var isPacing: Bool { bytesPerSecond != nil }
 
@@ -57,9 +63,13 @@ public struct Pacer: Sendable {
     private var tokens = 0.0
     private var updatedAt: Int64?
 
-    public init() {
-        sequences = [UInt16](repeating: 0, count: Self.capacity)
-        sizes = [Int32](repeating: 0, count: Self.capacity)
+    /// A ring of `capacity` packets, rounded up to a power of two (at least 16).
+    public init(capacity: Int) {
+        var n = 16
+        while n < capacity { n <<= 1 }
+        self.capacity = n
+        sequences = [UInt16](repeating: 0, count: n)
+        sizes = [Int32](repeating: 0, count: n)
     }
 
     /// Paces at `pacingFactor` × `targetKbps` from now on — `constrainedPacingFactor` × when
@@ -84,23 +94,18 @@ public struct Pacer: Sendable {
         tokens = min(tokens + rate * Double(now - last) / 1_000_000, max(cap, 1500))
     }
 
-    /// Queues video packet `sequence` of `bytes`. Returns the sequence number that must go at
-    /// once to make room (the oldest), if the ring was full.
-    public mutating func enqueue(_ sequence: UInt16, bytes: Int) -> UInt16? {
-        var evicted: UInt16? = nil
-        if queuedPackets == Self.capacity {
-            evicted = pop()
-            overflowed += 1
-        }
-        sequences[tail & (Self.capacity - 1)] = sequence
-        sizes[tail & (Self.capacity - 1)] = Int32(clamping: bytes)
+    /// Queues video packet `sequence` of `bytes`. The ring must not be full (`isFull`): the
+    /// owner makes room first, by the one rule that also keeps the history's bytes.
+    public mutating func enqueue(_ sequence: UInt16, bytes: Int) {
+        precondition(!isFull, "pacer ring full: the oldest packet must be sent before queuing")
+        sequences[tail & (capacity - 1)] = sequence
+        sizes[tail & (capacity - 1)] = Int32(clamping: bytes)
         tail += 1
         queuedBytes += bytes
-        return evicted
     }
 
     private mutating func pop() -> UInt16 {
-        let i = head & (Self.capacity - 1)
+        let i = head & (capacity - 1)
         head += 1
         queuedBytes -= Int(sizes[i])
         return sequences[i]
@@ -113,13 +118,13 @@ public struct Pacer: Sendable {
         guard drainRate != nil else { return pop() }
         refill(now)
         guard tokens > 0 else { return nil }
-        tokens -= Double(sizes[head & (Self.capacity - 1)])
+        tokens -= Double(sizes[head & (capacity - 1)])
         return pop()
     }
 
     /// The oldest queued packet, left in the queue; nil when nothing waits.
     public var oldestQueued: UInt16? {
-        queuedPackets > 0 ? sequences[head & (Self.capacity - 1)] : nil
+        queuedPackets > 0 ? sequences[head & (capacity - 1)] : nil
     }
 
     /// The oldest queued packet whatever the bucket says (the share is ending: what waits goes

@@ -29,7 +29,8 @@ import RTCShareCore
 //   `.awaitingKeys` is `connecting` and media handed to it is dropped and counted, never sent
 //   in the clear. `.insecure` sends plain RTP (the user asked for it).
 // - Memory: the packet history from the share's `MemoryBudget`; two packet buffers taken at
-//   start; libsrtp2's two contexts; the pacer's ring (6 KiB), the sent-packet log (~48 KiB)
+//   start; libsrtp2's two contexts; the pacer's ring (6 bytes for each packet the history's
+//   index holds: 12 KiB for the default 512 KiB history), the sent-packet log (~48 KiB)
 //   and the owed resends (`DeferredResends`, ~13 KiB).
 //   Nothing grows while sending.
 // - Every incoming datagram is untrusted: SRTCP authentication first, then the bounds-checked
@@ -153,7 +154,8 @@ public final class RTPSender {
     /// The last frame let through while the path was silent (nil: none since it went silent).
     private var lastSilentProbe: MediaTime?
     private var random: any RandomNumberGenerator
-    private var pacer = Pacer()
+    /// As long as the history's index: it never holds a packet the history cannot.
+    private var pacer: Pacer
     private var sentLog = SentPacketLog()
     private var delayEstimator: DelayBasedEstimator?
     /// The newest feedback's reference time, unwrapped past its 24 bits (64 ms units).
@@ -199,6 +201,7 @@ public final class RTPSender {
         } catch {
             throw .outOfMemory("packet history of \(configuration.historyBytes >> 10) KiB: \(error)")
         }
+        pacer = Pacer(capacity: history.maxPackets)
         retransmissions = RetransmissionBudget(bytesPerSecond: configuration.retransmitFloorBytesPerSecond,
                                                burstBytes: Self.burst(configuration.retransmitFloorBytesPerSecond,
                                                                       configuration))
@@ -281,11 +284,13 @@ public final class RTPSender {
         while let sequence = pacer.next(at: now.microseconds) { sendFromHistory(sequence, at: now, transmit) }
     }
 
-    /// Puts a packet just stored in the history in the pacer's queue.
-    private func enqueuePaced(_ sequence: UInt16, bytes: Int, at now: MediaTime,
-                              _ transmit: (UnsafeRawBufferPointer, RTPRoute) -> Void) {
-        stats.packetsPaced += 1
-        if let oldest = pacer.enqueue(sequence, bytes: bytes) { sendFromHistory(oldest, at: now, transmit) }
+    /// Whether storing the next video packet would push `oldest` (the oldest queued) out of the
+    /// history: its bytes overwritten (`wouldEvict`, for a packet of up to the MTU), or its slot
+    /// in the history's index taken. The queue holds the newest packets stored, consecutive
+    /// numbers, and the ring is as long as the index: a full ring means the next number shares
+    /// the oldest's slot. Many small packets reach that before the bytes run out.
+    private func nextStoreEvicts(_ oldest: UInt16) -> Bool {
+        pacer.isFull || history.wouldEvict(oldest, storing: configuration.mtu)
     }
 
     /// The RTP sequence number of the packet in `scratch` (header bytes 2...3).
@@ -428,10 +433,11 @@ public final class RTPSender {
         // when the pacer lets the packet go.
         while let packet = try plan.nextPacket(in: frame) {
             let isLast = packet.isLast
-            // A packet still waiting in the pacer is never overwritten unsent: it goes now, ahead
-            // of its turn (a burst may arrive; a packet expired here is lost for certain). Only a
-            // frame larger than what the history holds beside those queued before it does this.
-            while let oldest = pacer.oldestQueued, history.wouldEvict(oldest, storing: configuration.mtu) {
+            // A packet may wait in the pacer only while the history holds it (it is sent from
+            // there): one the next store would evict goes now, ahead of its turn, rather than
+            // expire unsent. Only a burst larger than what the history holds beside those queued
+            // before it does this; the one place the queue is bounded by room.
+            while let oldest = pacer.oldestQueued, nextStoreEvicts(oldest) {
                 _ = pacer.takeAnyway()
                 stats.pacedSentEarly += 1
                 sendFromHistory(oldest, at: now, transmit)
@@ -444,7 +450,8 @@ public final class RTPSender {
             try history.store(UnsafeRawBufferPointer(rebasing: scratch[0..<header + payload]))
             videoRate.add(bytes: header + payload, nowMicroseconds: now.microseconds)
             if pacer.isPacing {
-                enqueuePaced(scratchSequenceNumber, bytes: header + payload + trailerBytes, at: now, transmit)
+                stats.packetsPaced += 1
+                pacer.enqueue(scratchSequenceNumber, bytes: header + payload + trailerBytes)
             } else {
                 try sendScratch(length: header + payload, at: now, transmit)
             }
