@@ -51,7 +51,8 @@ public struct TransportStats: Sendable, Equatable {
     public var packetsPaced = 0
     public var pacedPacketsExpired = 0
     /// Queued video packets sent ahead of the pacer's rate because the packet history needed
-    /// their room (a frame larger than what it holds beside those queued before it).
+    /// their room — bytes, or the index slot of many small packets (a burst larger than what it
+    /// holds beside those queued before it). The pacer's queue has no other bound on room.
     public var pacedSentEarly = 0
 
     public init() {}
