@@ -286,11 +286,12 @@ public final class RTPSender {
 
     /// Whether storing the next video packet would push `oldest` (the oldest queued) out of the
     /// history: its bytes overwritten (`wouldEvict`, for a packet of up to the MTU), or its slot
-    /// in the history's index taken. The queue holds the newest packets stored, consecutive
-    /// numbers, and the ring is as long as the index: a full ring means the next number shares
-    /// the oldest's slot. Many small packets reach that before the bytes run out.
+    /// in the history's index taken — the next number is as many on as the index is long (many
+    /// small packets reach that before the bytes run out). Everything queued lies between the
+    /// two, so the ring, as long as the index, is never full when the next packet is queued.
     private func nextStoreEvicts(_ oldest: UInt16) -> Bool {
-        pacer.isFull || history.wouldEvict(oldest, storing: configuration.mtu)
+        Int(video.nextSequenceNumber &- oldest) >= history.maxPackets
+            || history.wouldEvict(oldest, storing: configuration.mtu)
     }
 
     /// The RTP sequence number of the packet in `scratch` (header bytes 2...3).
