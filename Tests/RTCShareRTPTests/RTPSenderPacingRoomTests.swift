@@ -54,15 +54,21 @@ import Testing
     /// Sequence numbers `count` on from `start`, wrapping.
     func run(from start: UInt16, count: Int) -> [UInt16] { (0..<count).map { start &+ UInt16($0) } }
 
+    /// A share 300 ms in, then 100 ms of quiet (the pacer empty, the history still full), paced
+    /// at 2.5 × 100 kbit/s from now: the simulation, its wire, and the next video sequence number.
+    func pacedAfterQuiet(historyBytes: Int, seed: UInt64) throws -> (Simulation, Wire, UInt16) {
+        let sim = try Simulation(loss: 0, historyBytes: historyBytes, seed: seed)
+        try sim.run(for: .milliseconds(300))
+        sim.now = sim.now + .milliseconds(100)
+        let wire = Wire(sim)
+        sim.sender.setTargetBitrate(kbps: 100, maximumKbps: 2500, at: sim.now)
+        return (sim, wire, sim.sender.video.nextSequenceNumber)
+    }
+
     @Test func aBurstLargerThanTheHistorySendsItsOldestQueuedPacketsEarlyInOrderEachOnce() throws {
         // A 16 KiB history, 6 KB frames in 1200-byte packets paced at 2.5 × 100 kbit/s: eight
         // frames at once (~48 KB) are three times what the history holds.
-        let sim = try Simulation(loss: 0, historyBytes: 16 << 10, seed: 41)
-        try sim.run(for: .milliseconds(300))
-        sim.now = sim.now + .milliseconds(100)  // the pacer empty, the history still full
-        let wire = Wire(sim)
-        sim.sender.setTargetBitrate(kbps: 100, maximumKbps: 2500, at: sim.now)
-        let start = sim.sender.video.nextSequenceNumber
+        let (sim, wire, start) = try pacedAfterQuiet(historyBytes: 16 << 10, seed: 41)
         let pacedBefore = sim.sender.stats.packetsPaced
         try burst(sim, wire: wire, count: 8, frameBytes: 6000)
         let made = sim.sender.stats.packetsPaced - pacedBefore
@@ -91,12 +97,7 @@ import Testing
         // A 2 MiB history indexes 8192 packets: 1500 small packets (one 40-byte frame each, ~120
         // KB) all fit, so all wait and are paced, none sent early (a fixed 1024-packet ring used
         // to send 476 of them at once).
-        let sim = try Simulation(loss: 0, historyBytes: 2 << 20, seed: 42)
-        try sim.run(for: .milliseconds(300))
-        sim.now = sim.now + .milliseconds(100)
-        let wire = Wire(sim)
-        sim.sender.setTargetBitrate(kbps: 100, maximumKbps: 2500, at: sim.now)
-        let start = sim.sender.video.nextSequenceNumber
+        let (sim, wire, start) = try pacedAfterQuiet(historyBytes: 2 << 20, seed: 42)
         let framesBefore = sim.receiver.frames.count
         try burst(sim, wire: wire, count: 1500, frameBytes: 40)
         #expect(sim.sender.pacerState.capacity == PacketHistory.defaultMaxPackets(capacityBytes: 2 << 20))
@@ -115,12 +116,7 @@ import Testing
         // A 64 KiB history indexes 256 packets; 1500 small ones (~80 bytes on the wire, ~120 KB)
         // run out of index long before bytes. The 257th would take the oldest's index slot, so
         // from there each store sends the oldest first: 1500 - 256 early, 256 paced, none lost.
-        let sim = try Simulation(loss: 0, historyBytes: 64 << 10, seed: 43)
-        try sim.run(for: .milliseconds(300))
-        sim.now = sim.now + .milliseconds(100)
-        let wire = Wire(sim)
-        sim.sender.setTargetBitrate(kbps: 100, maximumKbps: 2500, at: sim.now)
-        let start = sim.sender.video.nextSequenceNumber
+        let (sim, wire, start) = try pacedAfterQuiet(historyBytes: 64 << 10, seed: 43)
         let index = PacketHistory.defaultMaxPackets(capacityBytes: 64 << 10)
         try burst(sim, wire: wire, count: 1500, frameBytes: 40)
         #expect(index == 256 && sim.sender.pacerState.capacity == index)
