@@ -11,72 +11,20 @@ import Testing
 /// no GPU (its issue #289); the cast it starts is its own shared-memory one.
 @Suite(.serialized) struct PortalCaptureTests {
     /// A share at 1280x720@20 of the 1920x1080 output into `rtcshare receive` while the client
-    /// animates, then holds still: >= 95 % of the frames arrive with a readable marker, the
-    /// picture is the client's, a still screen brings no conversions and at most half the CPU,
-    /// and the portal's restore token is kept in the file asked for.
+    /// animates, then holds still (the wayland source's phases, `shareMovingThenStill`): >= 95 %
+    /// of the frames arrive with a readable marker, the picture is the client's, a still screen
+    /// brings no conversions (PipeWire brings no buffer) and at most half the CPU, and the
+    /// portal's restore token is kept in the file asked for.
     @Test func theScreenArrivesRightAndAStillOneCostsNoConversion() throws {
         let desktop = try PortalDesktop()
         defer { desktop.stop() }
         let client = try desktop.sway.startClient(in: desktop.dir, shareWidth: 1280)
         defer { client.kill() }
-        kill(client.process.processIdentifier, SIGUSR1)
-
-        let dir = desktop.work
-        let port = try Tools.freeUDPPorts(count: 4)
-        let sdp = dir.appendingPathComponent("x.sdp").path, txJSON = dir.appendingPathComponent("tx.jsonl").path
-        let token = dir.appendingPathComponent("token").path
-        let sender = try desktop.asUser(Tools.rtcshare, [
-            "--source", "portal", "--portal-token-file", token, "--size", "1280x720", "--fps", "20", "--idle-fps", "2",
-            "--peer", "127.0.0.1:\(port)", "--sdp", sdp, "--start-delay", "2", "--duration", "10",
-            "--stats-json", txJSON,
-        ], name: "sender")
-        try #require(Tools.waitForFile(sdp, timeout: 30, while: { sender.isRunning }), "no SDP: \(sender.stderr)")
-        let rxJSON = dir.appendingPathComponent("rx.json").path, y4m = dir.appendingPathComponent("rx.y4m").path
-        let receiver = try BackgroundProcess(Tools.rtcshare, [
-            "receive", "--sdp", sdp, "--stats-json", rxJSON, "--idle-timeout", "3", "--y4m", y4m,
-        ], in: dir, name: "receiver")
-        // A fixed timeline, as the Wayland source's test: animating until 6 s, then still.
-        let pid = sender.process.processIdentifier
-        Thread.sleep(forTimeInterval: 3)
-        let changingStart = WaylandCaptureTests.cpuSeconds(pid)
-        Thread.sleep(forTimeInterval: 3)
-        let changingEnd = WaylandCaptureTests.cpuSeconds(pid)
-        kill(client.process.processIdentifier, SIGUSR2)
-        Thread.sleep(forTimeInterval: 1)
-        let stillStart = WaylandCaptureTests.cpuSeconds(pid)
-        Thread.sleep(forTimeInterval: 3)
-        let stillEnd = WaylandCaptureTests.cpuSeconds(pid)
-        #expect(sender.wait(timeout: 30) == 0, "sender: \(sender.stderr)")
-        #expect(receiver.wait(timeout: 15) == 0, "receiver: \(receiver.stderr)")
-
-        let sent = try #require(BuiltInReceiverTests.SenderSummary(sender.stderr), "\(sender.stderr)")
-        let stats = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: rxJSON))) as? [String: Any])
-        func int(_ key: String) -> Int { (stats[key] as? NSNumber)?.intValue ?? -1 }
-        #expect(int("width") == 1280 && int("height") == 720)
-        #expect(Double(int("frames")) >= 0.95 * Double(sent.frames) && sent.frames > 0,
-                "received \(int("frames")) of \(sent.frames)\nreceiver: \(receiver.stderr)\nsender: \(sender.stderr)")
-        #expect(int("markers_unreadable") == 0 && int("frames_lost") == 0, "\(stats)")
-
-        let data = try Data(contentsOf: URL(fileURLWithPath: y4m))
-        let frameBytes = 6 + 1280 * 720 * 3 / 2
-        let header = try #require(data.firstIndex(of: 0x0a)) + 1
-        let count = (data.count - header) / frameBytes
-        try #require(count > 0)
-        let start = header + (count - 1) * frameBytes + 6
-        WaylandCaptureTests.checkBoxes(data.subdata(in: start..<(start + 1280 * 720)), width: 1280, w: 1280, h: 720, "last frame")
-
-        // Conversions: many while changing, none while still (PipeWire brings no buffer).
-        let lines = WaylandCaptureTests.statsLines(txJSON)
-        func sourceFrames(at second: Double) -> Double {
-            lines.last(where: { WaylandCaptureTests.number($0, "t") <= second }).map { WaylandCaptureTests.number($0, "source_frames") } ?? -1
+        let token = desktop.work.appendingPathComponent("token").path
+        try WaylandCaptureTests.shareMovingThenStill(client: client, dir: desktop.work, source: "portal",
+                                                     extra: ["--portal-token-file", token]) { arguments in
+            try desktop.asUser(Tools.rtcshare, arguments, name: "sender")
         }
-        let changingFrames = sourceFrames(at: 4) - sourceFrames(at: 1)
-        let stillFrames = sourceFrames(at: 8) - sourceFrames(at: 5)
-        #expect(changingFrames >= 6, "\(changingFrames) pictures in 3 s of animation\n\(sender.stderr)")
-        #expect(stillFrames == 0, "\(stillFrames) pictures in 3 s of a still screen")
-        let changing = try #require(changingEnd) - (try #require(changingStart))
-        let still = try #require(stillEnd) - (try #require(stillStart))
-        #expect(still <= 0.5 * changing, "CPU s: still \(still), changing \(changing)")
 
         let kept = try String(contentsOfFile: token, encoding: .utf8)
         #expect(kept.count > 10 && kept.hasSuffix("\n"), "token file: \(kept)")
@@ -109,17 +57,16 @@ import Testing
         let client = try desktop.sway.startClient(in: desktop.dir, shareWidth: 1280, arguments: ["--alternate"])
         defer { client.kill() }
         kill(client.process.processIdentifier, SIGHUP)
-        let dir = desktop.work
-        let port = try Tools.freeUDPPorts(count: 4)
-        let sdp = dir.appendingPathComponent("k.sdp").path
-        let sender = try desktop.asUser(Tools.rtcshare, [
-            "--source", "portal", "--portal-token-file", dir.appendingPathComponent("token").path, "--size", "1280x720",
-            "--fps", "5", "--peer", "127.0.0.1:\(port)", "--sdp", sdp, "--start-delay", "2", "--duration", "8",
-        ], name: "sender")
-        let share = try ReceivedShare(sender: sender, sdp: sdp, in: dir, name: "k", sdpTimeout: 30, senderTimeout: 40)
+        let started = try ReceivedShare.start([
+            "--source", "portal", "--portal-token-file", desktop.work.appendingPathComponent("token").path, "--size", "1280x720",
+            "--fps", "5", "--start-delay", "2", "--duration", "8",
+        ], in: desktop.work, name: "k", sdpTimeout: 30) { arguments in
+            try desktop.asUser(Tools.rtcshare, arguments, name: "sender")
+        }
+        let share = try started.finish(senderTimeout: 40)
         let (sent, stats, int) = (share.sent, share.stats, share.int)
         let fresh = sent.frames - sent.repeats
-        #expect(fresh >= 10, "\(fresh) new pictures sent\n\(sender.stderr)")
+        #expect(fresh >= 10, "\(fresh) new pictures sent\n\(started.sender.stderr)")
         #expect(Double(int("frames") - int("frames_repeated")) >= 0.9 * Double(fresh),
                 "\(int("frames") - int("frames_repeated")) distinct markers, \(fresh) new pictures sent: \(stats)")
     }

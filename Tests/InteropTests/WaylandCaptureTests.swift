@@ -38,25 +38,23 @@ import Testing
         #expect(abs(ground - Self.background) <= 10, "\(what): background luma \(ground)")
     }
 
-    /// CPU seconds the process has used (user + system), from /proc.
-    static func cpuSeconds(_ pid: Int32) -> Double? {
+    /// CPU seconds (user + system) the process uses in the `span` seconds that begin `wait`
+    /// seconds from now (nil: /proc unreadable): one phase of a test's timeline.
+    static func cpuSeconds(_ pid: Int32, after wait: TimeInterval, over span: TimeInterval) -> Double? {
+        Thread.sleep(forTimeInterval: wait)
+        let start = cpuSeconds(pid)
+        Thread.sleep(forTimeInterval: span)
+        guard let start, let end = cpuSeconds(pid) else { return nil }
+        return end - start
+    }
+
+    /// CPU seconds the process has used so far (user + system), from /proc.
+    private static func cpuSeconds(_ pid: Int32) -> Double? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = text.lastIndex(of: ")") else { return nil }
         let fields = text[text.index(after: close)...].split(separator: " ")
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
-    /// The `--stats-json` lines of a share: time and the counters the tests read.
-    static func statsLines(_ path: String) -> [[String: Any]] {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
-    }
-
-    static func number(_ line: [String: Any], _ key: String) -> Double {
-        (line[key] as? NSNumber)?.doubleValue ?? -1
     }
 
     /// A share of the output at 1280x720@20 into `rtcshare receive` while the client animates for
@@ -69,71 +67,49 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let client = try sway.startClient(in: dir, shareWidth: 1280)
         defer { client.kill() }
-        kill(client.process.processIdentifier, SIGUSR1)
+        try Self.shareMovingThenStill(client: client, dir: dir, source: "wayland") { arguments in
+            try sway.background(Tools.rtcshare, arguments, in: dir, name: "sender")
+        }
+    }
 
-        let port = try Tools.freeUDPPorts(count: 4)
-        let sdp = dir.appendingPathComponent("x.sdp").path, txJSON = dir.appendingPathComponent("tx.jsonl").path
+    /// The phases of `theOutputArrivesRightAndAStillOneCostsNoCopy` for a source (`start` runs
+    /// the sender; `extra` follows its `--source`).
+    static func shareMovingThenStill(client: BackgroundProcess, dir: URL, source: String,
+                                     extra: [String] = [],
+                                     start: ([String]) throws -> BackgroundProcess) throws {
+        kill(client.process.processIdentifier, SIGUSR1)
         // --idle-fps 2: a still screen is also sent at 2 fps, as a board sharing a still screen
         // would be run; the capture's own part (no copy while still) is checked from the counts.
-        let sender = try sway.background(Tools.rtcshare, [
-            "--source", "wayland", "--size", "1280x720", "--fps", "20", "--idle-fps", "2",
-            "--peer", "127.0.0.1:\(port)", "--sdp", sdp, "--start-delay", "2", "--duration", "10",
-            "--stats-json", txJSON,
-        ], in: dir, name: "sender")
-        try #require(Tools.waitForFile(sdp, timeout: 20, while: { sender.isRunning }), "no SDP: \(sender.stderr)")
-        let rxJSON = dir.appendingPathComponent("rx.json").path, y4m = dir.appendingPathComponent("rx.y4m").path
-        let receiver = try BackgroundProcess(Tools.rtcshare, [
-            "receive", "--sdp", sdp, "--stats-json", rxJSON, "--idle-timeout", "3", "--y4m", y4m,
-        ], in: dir, name: "receiver")
+        let started = try ReceivedShare.start(["--source", source] + extra + [
+            "--size", "1280x720", "--fps", "20", "--idle-fps", "2", "--start-delay", "2", "--duration", "10",
+        ], in: dir, name: "x", sdpTimeout: 30, y4m: true, sender: start)
         // A fixed timeline on purpose: when the picture moves and when it holds is the scenario.
         // The share starts sending 2 s in; it animates until 6 s, then holds still.
-        let pid = sender.process.processIdentifier
-        Thread.sleep(forTimeInterval: 3)
-        let changingStart = Self.cpuSeconds(pid)
-        Thread.sleep(forTimeInterval: 3)
-        let changingEnd = Self.cpuSeconds(pid)
+        let pid = started.sender.process.processIdentifier
+        let changing = cpuSeconds(pid, after: 3, over: 3)
         kill(client.process.processIdentifier, SIGUSR2)
-        Thread.sleep(forTimeInterval: 1)
-        let stillStart = Self.cpuSeconds(pid)
-        Thread.sleep(forTimeInterval: 3)
-        let stillEnd = Self.cpuSeconds(pid)
-        #expect(sender.wait(timeout: 30) == 0, "sender: \(sender.stderr)")
-        #expect(receiver.wait(timeout: 15) == 0, "receiver: \(receiver.stderr)")
-
-        let sent = try #require(BuiltInReceiverTests.SenderSummary(sender.stderr), "\(sender.stderr)")
-        let stats = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: rxJSON))) as? [String: Any])
-        func int(_ key: String) -> Int { (stats[key] as? NSNumber)?.intValue ?? -1 }
-        #expect(int("width") == 1280 && int("height") == 720)
+        let still = cpuSeconds(pid, after: 1, over: 3)
         // >= 95 % of the frames sent decoded, none unreadable: the marker the client drew at
         // 1.5 times its size came through the shrinking at 8x16 blocks.
-        #expect(Double(int("frames")) >= 0.95 * Double(sent.frames) && sent.frames > 0,
-                "received \(int("frames")) of \(sent.frames)\nreceiver: \(receiver.stderr)\nsender: \(sender.stderr)")
-        #expect(int("markers_unreadable") == 0 && int("frames_lost") == 0, "\(stats)")
+        let share = try started.finish(senderTimeout: 30)
+        #expect(share.int("width") == 1280 && share.int("height") == 720)
+        #expect(share.int("frames_lost") == 0, "\(share.stats)")
 
         // The picture: the last decoded frame shows the client's boxes where it drew them.
-        let data = try Data(contentsOf: URL(fileURLWithPath: y4m))
-        let frameBytes = 6 + 1280 * 720 * 3 / 2
-        let header = try #require(data.firstIndex(of: 0x0a)) + 1
-        let count = (data.count - header) / frameBytes
-        try #require(count > 0)
-        let last = data.subdata(in: (header + (count - 1) * frameBytes + 6)..<(header + (count - 1) * frameBytes + 6 + 1280 * 720))
-        Self.checkBoxes(last, width: 1280, w: 1280, h: 720, "last frame")
+        try checkBoxes(share.lastPicture(width: 1280, height: 720), width: 1280, w: 1280, h: 720, "last frame")
 
-        // Copies: many while changing, none while still (source frames stop growing once the
-        // client holds still; a line a second from the sender).
-        let lines = Self.statsLines(txJSON)
-        func sourceFrames(at second: Double) -> Double {
-            lines.last(where: { Self.number($0, "t") <= second }).map { Self.number($0, "source_frames") } ?? -1
-        }
-        let changingCopies = sourceFrames(at: 4) - sourceFrames(at: 1)
-        let stillCopies = sourceFrames(at: 8) - sourceFrames(at: 5)
+        // Copies (over the portal: buffers PipeWire brings, converted): many while changing, none
+        // while still (source frames stop growing once the client holds still; a line a second
+        // from the sender).
+        let tx = share.senderStats
+        let changingCopies = tx.counter("source_frames", at: 4) - tx.counter("source_frames", at: 1)
+        let stillCopies = tx.counter("source_frames", at: 8) - tx.counter("source_frames", at: 5)
         // 60 at full rate; a debug build on a loaded machine copies far fewer, still many more than none.
-        #expect(changingCopies >= 6, "\(changingCopies) copies in 3 s of animation\n\(sender.stderr)")
-        #expect(stillCopies == 0, "\(stillCopies) copies in 3 s of a still output")
+        #expect(changingCopies >= 6, "\(changingCopies) source pictures in 3 s of animation\n\(started.sender.stderr)")
+        #expect(stillCopies == 0, "\(stillCopies) source pictures in 3 s of a still screen")
 
-        let changing = try #require(changingEnd) - (try #require(changingStart))
-        let still = try #require(stillEnd) - (try #require(stillStart))
-        #expect(still <= 0.5 * changing, "CPU s: still \(still), changing \(changing)")
+        let changingCPU = try #require(changing), stillCPU = try #require(still)
+        #expect(stillCPU <= 0.5 * changingCPU, "CPU s: still \(stillCPU), changing \(changingCPU)")
     }
 
     /// The client animates whole-picture changes (the box moving, the marker ticking: damage
@@ -169,28 +145,24 @@ import Testing
         let client = try sway.startClient(in: dir, shareWidth: shareWidth)
         defer { client.kill() }
         kill(client.process.processIdentifier, SIGHUP)
-        let port = try Tools.freeUDPPorts(count: 4)
-        let sdp = dir.appendingPathComponent("t.sdp").path, txJSON = dir.appendingPathComponent("t-tx.jsonl").path
-        let sender = try sway.background(Tools.rtcshare, [
+        let started = try ReceivedShare.start([
             "--source", "wayland", "--size", size, "--output-orientation", "source", "--fps", "20",
-            "--peer", "127.0.0.1:\(port)", "--sdp", sdp,
-            "--start-delay", "2", "--duration", "6", "--stats-json", txJSON,
-        ], in: dir, name: "sender")
-        let share = try ReceivedShare(sender: sender, sdp: sdp, in: dir, name: "t", sdpTimeout: 20, senderTimeout: 30)
+            "--start-delay", "2", "--duration", "6",
+        ], in: dir, name: "t", sdpTimeout: 20) { arguments in
+            try sway.background(Tools.rtcshare, arguments, in: dir, name: "sender")
+        }
+        let share = try started.finish(senderTimeout: 30)
         let (sent, stats, int) = (share.sent, share.stats, share.int)
         let shape = size.split(separator: "x").compactMap { Int($0) }
         #expect(int("width") == shape.first && int("height") == shape.last, "the share's shape: \(stats)")
 
-        let lines = Self.statsLines(txJSON)
-        func counter(_ key: String, at second: Double) -> Double {
-            lines.last(where: { Self.number($0, "t") <= second }).map { Self.number($0, key) } ?? -1
-        }
-        let pictures = counter("source_frames", at: 5) - counter("source_frames", at: 1)
-        let rows = (counter("source_rows", at: 5) - counter("source_rows", at: 1)) / max(pictures, 1)
+        let tx = share.senderStats
+        let pictures = tx.counter("source_frames", at: 5) - tx.counter("source_frames", at: 1)
+        let rows = (tx.counter("source_rows", at: 5) - tx.counter("source_rows", at: 1)) / max(pictures, 1)
         // Each new picture sent shows a counter of its own (see shareWholeThenSmallDamage).
         let distinct = int("frames") - int("frames_repeated")
         #expect(pictures >= 6 && Double(distinct) >= 0.9 * Double(sent.frames - sent.repeats),
-                "\(distinct) distinct markers, \(sent.frames - sent.repeats) new pictures sent: \(stats)\n\(sender.stderr)")
+                "\(distinct) distinct markers, \(sent.frames - sent.repeats) new pictures sent: \(stats)\n\(started.sender.stderr)")
         // Under half the buffer, and a whole picture a second (at most 5 in the 4 s).
         #expect(rows <= 540 + 1080 * 5 / pictures, "\(rows) rows a picture over \(pictures) pictures while only the marker changes")
     }
@@ -200,68 +172,38 @@ import Testing
                                           extra: [String] = [],
                                           start: ([String]) throws -> BackgroundProcess) throws {
         kill(client.process.processIdentifier, SIGUSR1)
-        let port = try Tools.freeUDPPorts(count: 4)
-        let sdp = dir.appendingPathComponent("d.sdp").path, txJSON = dir.appendingPathComponent("d-tx.jsonl").path
-        let sender = try start(["--source", source] + extra + [
-            "--size", "1280x720", "--fps", "20", "--peer", "127.0.0.1:\(port)", "--sdp", sdp,
-            "--start-delay", "2", "--duration", "10", "--stats-json", txJSON,
-        ])
-        try #require(Tools.waitForFile(sdp, timeout: 30, while: { sender.isRunning }), "no SDP: \(sender.stderr)")
-        let rxJSON = dir.appendingPathComponent("d-rx.json").path, y4m = dir.appendingPathComponent("d-rx.y4m").path
-        let receiver = try BackgroundProcess(Tools.rtcshare, [
-            "receive", "--sdp", sdp, "--stats-json", rxJSON, "--idle-timeout", "3", "--y4m", y4m,
-        ], in: dir, name: "receiver")
+        let started = try ReceivedShare.start(["--source", source] + extra + [
+            "--size", "1280x720", "--fps", "20", "--start-delay", "2", "--duration", "10",
+        ], in: dir, name: "d", sdpTimeout: 30, y4m: true, sender: start)
         // A fixed timeline, as the still-screen test's: whole changes until 6 s, then the marker alone.
-        let pid = sender.process.processIdentifier
-        Thread.sleep(forTimeInterval: 3)
-        let wholeStart = cpuSeconds(pid)
-        Thread.sleep(forTimeInterval: 3)
-        let wholeEnd = cpuSeconds(pid)
+        let pid = started.sender.process.processIdentifier
+        let wholeCPU = cpuSeconds(pid, after: 3, over: 3)
         kill(client.process.processIdentifier, SIGHUP)
-        Thread.sleep(forTimeInterval: 1)
-        let smallStart = cpuSeconds(pid)
-        Thread.sleep(forTimeInterval: 3)
-        let smallEnd = cpuSeconds(pid)
-        #expect(sender.wait(timeout: 30) == 0, "sender: \(sender.stderr)")
-        #expect(receiver.wait(timeout: 15) == 0, "receiver: \(receiver.stderr)")
-
-        let sent = try #require(BuiltInReceiverTests.SenderSummary(sender.stderr), "\(sender.stderr)")
-        let stats = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: rxJSON))) as? [String: Any])
-        func int(_ key: String) -> Int { (stats[key] as? NSNumber)?.intValue ?? -1 }
-        #expect(Double(int("frames")) >= 0.95 * Double(sent.frames) && sent.frames > 0,
-                "received \(int("frames")) of \(sent.frames)\nreceiver: \(receiver.stderr)\nsender: \(sender.stderr)")
-        #expect(int("markers_unreadable") == 0 && int("frames_lost") == 0, "\(stats)")
+        let smallCPU = cpuSeconds(pid, after: 1, over: 3)
+        let share = try started.finish(senderTimeout: 30)
+        let (sent, stats, int) = (share.sent, share.stats, share.int)
+        #expect(int("frames_lost") == 0, "\(stats)")
         // Every new picture sent carries its own counter: a band that missed the marker (or
         // damage lost between two pictures) would leave an old one, which the receiver counts
         // repeated where the sender counted no repeat.
         #expect(Double(int("frames") - int("frames_repeated")) >= 0.9 * Double(sent.frames - sent.repeats),
                 "\(int("frames") - int("frames_repeated")) distinct markers, \(sent.frames - sent.repeats) new pictures sent: \(stats)")
         // The picture after the small phase: the still boxes, drawn over band by band, are right.
-        let data = try Data(contentsOf: URL(fileURLWithPath: y4m))
-        let frameBytes = 6 + 1280 * 720 * 3 / 2
-        let header = try #require(data.firstIndex(of: 0x0a)) + 1
-        let count = (data.count - header) / frameBytes
-        try #require(count > 0)
-        let first = header + (count - 1) * frameBytes + 6
-        checkBoxes(data.subdata(in: first..<(first + 1280 * 720)), width: 1280, w: 1280, h: 720, "last frame")
+        try checkBoxes(share.lastPicture(width: 1280, height: 720), width: 1280, w: 1280, h: 720, "last frame")
 
-        let lines = statsLines(txJSON)
-        func counter(_ key: String, at second: Double) -> Double {
-            lines.last(where: { number($0, "t") <= second }).map { number($0, key) } ?? -1
-        }
+        let tx = share.senderStats
         func rowsPerFrame(_ from: Double, _ to: Double) -> (rows: Double, frames: Double) {
-            let frames = counter("source_frames", at: to) - counter("source_frames", at: from)
-            return ((counter("source_rows", at: to) - counter("source_rows", at: from)) / max(frames, 1), frames)
+            let frames = tx.counter("source_frames", at: to) - tx.counter("source_frames", at: from)
+            return ((tx.counter("source_rows", at: to) - tx.counter("source_rows", at: from)) / max(frames, 1), frames)
         }
         let whole = rowsPerFrame(1, 4), small = rowsPerFrame(5, 8)
-        #expect(whole.frames >= 6 && small.frames >= 6, "pictures: \(whole.frames) whole, \(small.frames) small\n\(sender.stderr)")
+        #expect(whole.frames >= 6 && small.frames >= 6, "pictures: \(whole.frames) whole, \(small.frames) small\n\(started.sender.stderr)")
         #expect(whole.rows >= 900, "\(whole.rows) rows a picture while the whole picture changes")
         // The marker's 48 rows (a band of whole strips: up to 96), and a whole picture a second
         // (`LastPicture.wholeInterval`: at most 4 in the 3 s).
         #expect(small.rows <= 96 + 1080 * 4 / small.frames, "\(small.rows) rows a picture over \(small.frames) pictures while only the marker changes")
-        let wholeCPU = try #require(wholeEnd) - (try #require(wholeStart))
-        let smallCPU = try #require(smallEnd) - (try #require(smallStart))
-        #expect(smallCPU < wholeCPU, "CPU s: small damage \(smallCPU), whole \(wholeCPU)")
+        let wholeSeconds = try #require(wholeCPU), smallSeconds = try #require(smallCPU)
+        #expect(smallSeconds < wholeSeconds, "CPU s: small damage \(smallSeconds), whole \(wholeSeconds)")
     }
 
     /// The output changes to 1024x768 mid-share: the share goes on at 1280x720 with the new
