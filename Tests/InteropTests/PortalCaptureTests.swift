@@ -20,15 +20,14 @@ import Testing
         defer { desktop.stop() }
         let client = try desktop.sway.startClient(in: desktop.dir, shareWidth: 1280)
         defer { client.kill() }
-        let token = desktop.work.appendingPathComponent("token").path
         try WaylandCaptureTests.shareMovingThenStill(client: client, dir: desktop.work, source: "portal",
-                                                     extra: ["--portal-token-file", token]) { arguments in
+                                                     extra: ["--portal-token-file", desktop.tokenFile]) { arguments in
             try desktop.asUser(Tools.rtcshare, arguments, name: "sender")
         }
 
-        let kept = try String(contentsOfFile: token, encoding: .utf8)
+        let kept = try String(contentsOfFile: desktop.tokenFile, encoding: .utf8)
         #expect(kept.count > 10 && kept.hasSuffix("\n"), "token file: \(kept)")
-        let mode = try FileManager.default.attributesOfItem(atPath: token)[.posixPermissions] as? Int
+        let mode = try FileManager.default.attributesOfItem(atPath: desktop.tokenFile)[.posixPermissions] as? Int
         #expect(mode == 0o600)
     }
 
@@ -39,9 +38,8 @@ import Testing
         defer { desktop.stop() }
         let client = try desktop.sway.startClient(in: desktop.dir, shareWidth: 1280)
         defer { client.kill() }
-        let token = desktop.work.appendingPathComponent("token").path
         try WaylandCaptureTests.shareWholeThenSmallDamage(client: client, dir: desktop.work, source: "portal",
-                                                          extra: ["--portal-token-file", token]) { arguments in
+                                                          extra: ["--portal-token-file", desktop.tokenFile]) { arguments in
             try desktop.asUser(Tools.rtcshare, arguments, name: "sender")
         }
     }
@@ -58,7 +56,7 @@ import Testing
         defer { client.kill() }
         kill(client.process.processIdentifier, SIGHUP)
         let started = try ReceivedShare.start([
-            "--source", "portal", "--portal-token-file", desktop.work.appendingPathComponent("token").path, "--size", "1280x720",
+            "--source", "portal", "--portal-token-file", desktop.tokenFile, "--size", "1280x720",
             "--fps", "5", "--start-delay", "2", "--duration", "8",
         ], in: desktop.work, name: "k", sdpTimeout: 30) { arguments in
             try desktop.asUser(Tools.rtcshare, arguments, name: "sender")
@@ -108,8 +106,7 @@ import Testing
         let client = try desktop.sway.startClient(in: desktop.dir, shareWidth: 1280)
         defer { client.kill() }
         let ivf = desktop.work.appendingPathComponent("r.ivf").path
-        let share = try desktop.asUser(Tools.rtcshare, ["--source", "portal", "--portal-token-file",
-                                                        desktop.work.appendingPathComponent("token").path,
+        let share = try desktop.asUser(Tools.rtcshare, ["--source", "portal", "--portal-token-file", desktop.tokenFile,
                                                         "--size", "1280x720", "--output", ivf, "--duration", "16"], name: "share")
         defer { share.kill() }
         Thread.sleep(forTimeInterval: 3)
@@ -117,9 +114,7 @@ import Testing
         Thread.sleep(forTimeInterval: 3)
         try desktop.startPortal()
         #expect(share.wait(timeout: 60) == 0, "rtcshare: \(share.stderr)")
-        let restarts = share.stderr.split(separator: "\n").last { $0.contains(" frames in ") }
-            .flatMap { line in line.range(of: "restarts ").map { Int(line[$0.upperBound...].prefix { $0.isNumber }) } } ?? nil
-        #expect((restarts ?? 0) >= 1, "no restart: \(share.stderr)")
+        #expect((WaylandCaptureTests.sourceRestarts(share.stderr) ?? 0) >= 1, "no restart: \(share.stderr)")
         let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
         try #require(frames.count >= 10, "\(frames.count) frames")
         WaylandCaptureTests.checkBoxes(frames.last!, width: 1280, w: 1280, h: 720, "after the portal came back")
@@ -137,8 +132,7 @@ import Testing
         defer { client.kill() }
         kill(client.process.processIdentifier, SIGUSR1)
         let ivf = desktop.work.appendingPathComponent("s.ivf").path
-        let share = try desktop.asUser(Tools.rtcshare, ["--source", "portal", "--portal-token-file",
-                                                        desktop.work.appendingPathComponent("token").path,
+        let share = try desktop.asUser(Tools.rtcshare, ["--source", "portal", "--portal-token-file", desktop.tokenFile,
                                                         "--size", "1280x720", "--output", ivf, "--duration", "6"], name: "share")
         Thread.sleep(forTimeInterval: 2)
         try desktop.sway.message(["output", "HEADLESS-1", "resolution", "1024x768"])
@@ -147,24 +141,7 @@ import Testing
         Thread.sleep(forTimeInterval: 1.5)
         kill(client.process.processIdentifier, SIGUSR2)
         #expect(share.wait(timeout: 40) == 0, "rtcshare: \(share.stderr)")
-        let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
-        try #require(frames.count >= 10, "\(frames.count) frames")
-        let times = try Tools.ivfFrameTimes(ivf)
-        let before = try #require(frames.indices.last { times[$0] - times[0] < 1.5 }, "no frame in the first 1.5 s")
-        Self.checkUpperBoxes(frames[before], x: 0, w: 1280, "frame before the change")
-        for (n, frame) in frames.suffix(3).enumerated() {
-            #expect(abs(WaylandCaptureTests.meanLuma(frame, width: 1280, 0, 0, 160, 720, margin: 4) - 16) <= 4, "frame \(n): left bar")
-            #expect(abs(WaylandCaptureTests.meanLuma(frame, width: 1280, 1120, 0, 160, 720, margin: 4) - 16) <= 4, "frame \(n): right bar")
-            Self.checkUpperBoxes(frame, x: 160, w: 960, "frame \(n) after the change")
-        }
-    }
-
-    /// The client's white box and the background beside it, in a `w` x 720 picture placed at `x`.
-    static func checkUpperBoxes(_ frame: Data, x: Int, w: Int, _ what: String) {
-        let white = WaylandCaptureTests.meanLuma(frame, width: 1280, x + w / 10, 720 / 5, w * 3 / 10, 720 * 3 / 10)
-        let ground = WaylandCaptureTests.meanLuma(frame, width: 1280, x + w / 2, 720 / 6, w / 10, 720 / 4)
-        #expect(abs(white - WaylandCaptureTests.white) <= 10, "\(what): white box luma \(white)")
-        #expect(abs(ground - WaylandCaptureTests.background) <= 10, "\(what): background luma \(ground)")
+        try WaylandCaptureTests.checkTheSizeChangeWasFollowed(ivf, lower: false)
     }
 
     /// `--cursor` (the portal's embedded cursor mode): the client puts the pointer at (600, 400)
@@ -173,24 +150,15 @@ import Testing
     @Test func thePointerAppearsWhereItIs() throws {
         let desktop = try PortalDesktop(width: 1280, height: 720)
         defer { desktop.stop() }
-        let here = URL(fileURLWithPath: Tools.rtcshare).deletingLastPathComponent()
-        let client = try desktop.sway.background(here.appendingPathComponent("wayland-test-client").path,
-                                                 ["--share-width", "1280", "--pointer", "600,400,1280,720"], in: desktop.dir, name: "client")
+        let client = try desktop.sway.startClient(in: desktop.dir, shareWidth: 1280, arguments: ["--pointer", "600,400,1280,720"])
         defer { client.kill() }
-        #expect(client.waitForOutput(containing: "ready", onStandardOutput: true, timeout: 20))
         // The pointer enters the window and the red cursor is set (late on a loaded machine).
         #expect(client.waitForOutput(containing: "cursor set", onStandardOutput: true, timeout: 30))
         let ivf = desktop.work.appendingPathComponent("c.ivf").path
-        let share = try desktop.asUser(Tools.rtcshare, ["--source", "portal", "--cursor", "--portal-token-file",
-                                                        desktop.work.appendingPathComponent("token").path,
+        let share = try desktop.asUser(Tools.rtcshare, ["--source", "portal", "--cursor", "--portal-token-file", desktop.tokenFile,
                                                         "--size", "1280x720", "--output", ivf, "--duration", "2"], name: "share")
         #expect(share.wait(timeout: 30) == 0, "rtcshare: \(share.stderr)")
-        let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
-        let last = try #require(frames.last)
-        let square = WaylandCaptureTests.meanLuma(last, width: 1280, 600, 400, 24, 24, margin: 4)
-        let beside = WaylandCaptureTests.meanLuma(last, width: 1280, 640, 400, 40, 24, margin: 4)
-        #expect(abs(square - WaylandCaptureTests.luma(0xff0000)) <= 6, "pointer square luma \(square)")
-        #expect(abs(beside - WaylandCaptureTests.background) <= 6, "beside the pointer: luma \(beside)")
+        try WaylandCaptureTests.checkThePointerIsShown(ivf)
         #expect(desktop.backendLog.contains("option cursor_mode:2"), "the portal was not asked for the embedded pointer")
     }
 
@@ -239,7 +207,7 @@ import Testing
         let desktop = try PortalDesktop()
         defer { desktop.stop() }
         let run = try desktop.asUser(Tools.rtcshare, ["plan", "--source", "portal", "--size", "1280x720", "--portal-token-file",
-                                                      desktop.work.appendingPathComponent("token").path], name: "plan")
+                                                      desktop.tokenFile], name: "plan")
         #expect(run.wait(timeout: 40) == 0, "\(run.stderr)")
         let out = String(decoding: run.stdout, as: UTF8.self)
         let line = out.split(separator: "\n").first { $0.contains("portal shared memory") }
@@ -257,6 +225,9 @@ final class PortalDesktop: @unchecked Sendable {
     var dir: URL { sway.dir }
     /// A folder `nobody` writes in (rtcshare's files).
     let work: URL
+    /// Where a share keeps the portal's restore token (`--portal-token-file`) unless a test
+    /// asks for another place.
+    var tokenFile: String { work.appendingPathComponent("token").path }
     private var daemons: [BackgroundProcess] = []
     private var portals: [BackgroundProcess] = []
     private let shim: String
