@@ -11,76 +11,23 @@ import Testing
 /// no GPU (its issue #289); the cast it starts is its own shared-memory one.
 @Suite(.serialized) struct PortalCaptureTests {
     /// A share at 1280x720@20 of the 1920x1080 output into `rtcshare receive` while the client
-    /// animates, then holds still: >= 95 % of the frames arrive with a readable marker, the
-    /// picture is the client's, a still screen brings no conversions and at most half the CPU,
-    /// and the portal's restore token is kept in the file asked for.
+    /// animates, then holds still (the wayland source's phases, `shareMovingThenStill`): >= 95 %
+    /// of the frames arrive with a readable marker, the picture is the client's, a still screen
+    /// brings no conversions (PipeWire brings no buffer) and at most half the CPU, and the
+    /// portal's restore token is kept in the file asked for.
     @Test func theScreenArrivesRightAndAStillOneCostsNoConversion() throws {
         let desktop = try PortalDesktop()
         defer { desktop.stop() }
         let client = try desktop.sway.startClient(in: desktop.dir, shareWidth: 1280)
         defer { client.kill() }
-        kill(client.process.processIdentifier, SIGUSR1)
-
-        let dir = desktop.work
-        let port = try Tools.freeUDPPorts(count: 4)
-        let sdp = dir.appendingPathComponent("x.sdp").path, txJSON = dir.appendingPathComponent("tx.jsonl").path
-        let token = dir.appendingPathComponent("token").path
-        let sender = try desktop.asUser(Tools.rtcshare, [
-            "--source", "portal", "--portal-token-file", token, "--size", "1280x720", "--fps", "20", "--idle-fps", "2",
-            "--peer", "127.0.0.1:\(port)", "--sdp", sdp, "--start-delay", "2", "--duration", "10",
-            "--stats-json", txJSON,
-        ], name: "sender")
-        try #require(Tools.waitForFile(sdp, timeout: 30, while: { sender.isRunning }), "no SDP: \(sender.stderr)")
-        let rxJSON = dir.appendingPathComponent("rx.json").path, y4m = dir.appendingPathComponent("rx.y4m").path
-        let receiver = try BackgroundProcess(Tools.rtcshare, [
-            "receive", "--sdp", sdp, "--stats-json", rxJSON, "--idle-timeout", "3", "--y4m", y4m,
-        ], in: dir, name: "receiver")
-        // A fixed timeline, as the Wayland source's test: animating until 6 s, then still.
-        let pid = sender.process.processIdentifier
-        Thread.sleep(forTimeInterval: 3)
-        let changingStart = WaylandCaptureTests.cpuSeconds(pid)
-        Thread.sleep(forTimeInterval: 3)
-        let changingEnd = WaylandCaptureTests.cpuSeconds(pid)
-        kill(client.process.processIdentifier, SIGUSR2)
-        Thread.sleep(forTimeInterval: 1)
-        let stillStart = WaylandCaptureTests.cpuSeconds(pid)
-        Thread.sleep(forTimeInterval: 3)
-        let stillEnd = WaylandCaptureTests.cpuSeconds(pid)
-        #expect(sender.wait(timeout: 30) == 0, "sender: \(sender.stderr)")
-        #expect(receiver.wait(timeout: 15) == 0, "receiver: \(receiver.stderr)")
-
-        let sent = try #require(BuiltInReceiverTests.SenderSummary(sender.stderr), "\(sender.stderr)")
-        let stats = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: rxJSON))) as? [String: Any])
-        func int(_ key: String) -> Int { (stats[key] as? NSNumber)?.intValue ?? -1 }
-        #expect(int("width") == 1280 && int("height") == 720)
-        #expect(Double(int("frames")) >= 0.95 * Double(sent.frames) && sent.frames > 0,
-                "received \(int("frames")) of \(sent.frames)\nreceiver: \(receiver.stderr)\nsender: \(sender.stderr)")
-        #expect(int("markers_unreadable") == 0 && int("frames_lost") == 0, "\(stats)")
-
-        let data = try Data(contentsOf: URL(fileURLWithPath: y4m))
-        let frameBytes = 6 + 1280 * 720 * 3 / 2
-        let header = try #require(data.firstIndex(of: 0x0a)) + 1
-        let count = (data.count - header) / frameBytes
-        try #require(count > 0)
-        let start = header + (count - 1) * frameBytes + 6
-        WaylandCaptureTests.checkBoxes(data.subdata(in: start..<(start + 1280 * 720)), width: 1280, w: 1280, h: 720, "last frame")
-
-        // Conversions: many while changing, none while still (PipeWire brings no buffer).
-        let lines = WaylandCaptureTests.statsLines(txJSON)
-        func sourceFrames(at second: Double) -> Double {
-            lines.last(where: { WaylandCaptureTests.number($0, "t") <= second }).map { WaylandCaptureTests.number($0, "source_frames") } ?? -1
+        try WaylandCaptureTests.shareMovingThenStill(client: client, dir: desktop.work, source: "portal",
+                                                     extra: ["--portal-token-file", desktop.tokenFile]) { arguments in
+            try desktop.asUser(Tools.rtcshare, arguments, name: "sender")
         }
-        let changingFrames = sourceFrames(at: 4) - sourceFrames(at: 1)
-        let stillFrames = sourceFrames(at: 8) - sourceFrames(at: 5)
-        #expect(changingFrames >= 6, "\(changingFrames) pictures in 3 s of animation\n\(sender.stderr)")
-        #expect(stillFrames == 0, "\(stillFrames) pictures in 3 s of a still screen")
-        let changing = try #require(changingEnd) - (try #require(changingStart))
-        let still = try #require(stillEnd) - (try #require(stillStart))
-        #expect(still <= 0.5 * changing, "CPU s: still \(still), changing \(changing)")
 
-        let kept = try String(contentsOfFile: token, encoding: .utf8)
+        let kept = try String(contentsOfFile: desktop.tokenFile, encoding: .utf8)
         #expect(kept.count > 10 && kept.hasSuffix("\n"), "token file: \(kept)")
-        let mode = try FileManager.default.attributesOfItem(atPath: token)[.posixPermissions] as? Int
+        let mode = try FileManager.default.attributesOfItem(atPath: desktop.tokenFile)[.posixPermissions] as? Int
         #expect(mode == 0o600)
     }
 
@@ -91,9 +38,8 @@ import Testing
         defer { desktop.stop() }
         let client = try desktop.sway.startClient(in: desktop.dir, shareWidth: 1280)
         defer { client.kill() }
-        let token = desktop.work.appendingPathComponent("token").path
         try WaylandCaptureTests.shareWholeThenSmallDamage(client: client, dir: desktop.work, source: "portal",
-                                                          extra: ["--portal-token-file", token]) { arguments in
+                                                          extra: ["--portal-token-file", desktop.tokenFile]) { arguments in
             try desktop.asUser(Tools.rtcshare, arguments, name: "sender")
         }
     }
@@ -109,17 +55,16 @@ import Testing
         let client = try desktop.sway.startClient(in: desktop.dir, shareWidth: 1280, arguments: ["--alternate"])
         defer { client.kill() }
         kill(client.process.processIdentifier, SIGHUP)
-        let dir = desktop.work
-        let port = try Tools.freeUDPPorts(count: 4)
-        let sdp = dir.appendingPathComponent("k.sdp").path
-        let sender = try desktop.asUser(Tools.rtcshare, [
-            "--source", "portal", "--portal-token-file", dir.appendingPathComponent("token").path, "--size", "1280x720",
-            "--fps", "5", "--peer", "127.0.0.1:\(port)", "--sdp", sdp, "--start-delay", "2", "--duration", "8",
-        ], name: "sender")
-        let share = try ReceivedShare(sender: sender, sdp: sdp, in: dir, name: "k", sdpTimeout: 30, senderTimeout: 40)
+        let started = try ReceivedShare.start([
+            "--source", "portal", "--portal-token-file", desktop.tokenFile, "--size", "1280x720",
+            "--fps", "5", "--start-delay", "2", "--duration", "8",
+        ], in: desktop.work, name: "k", sdpTimeout: 30) { arguments in
+            try desktop.asUser(Tools.rtcshare, arguments, name: "sender")
+        }
+        let share = try started.finish(senderTimeout: 40)
         let (sent, stats, int) = (share.sent, share.stats, share.int)
         let fresh = sent.frames - sent.repeats
-        #expect(fresh >= 10, "\(fresh) new pictures sent\n\(sender.stderr)")
+        #expect(fresh >= 10, "\(fresh) new pictures sent\n\(started.sender.stderr)")
         #expect(Double(int("frames") - int("frames_repeated")) >= 0.9 * Double(fresh),
                 "\(int("frames") - int("frames_repeated")) distinct markers, \(fresh) new pictures sent: \(stats)")
     }
@@ -161,8 +106,7 @@ import Testing
         let client = try desktop.sway.startClient(in: desktop.dir, shareWidth: 1280)
         defer { client.kill() }
         let ivf = desktop.work.appendingPathComponent("r.ivf").path
-        let share = try desktop.asUser(Tools.rtcshare, ["--source", "portal", "--portal-token-file",
-                                                        desktop.work.appendingPathComponent("token").path,
+        let share = try desktop.asUser(Tools.rtcshare, ["--source", "portal", "--portal-token-file", desktop.tokenFile,
                                                         "--size", "1280x720", "--output", ivf, "--duration", "16"], name: "share")
         defer { share.kill() }
         Thread.sleep(forTimeInterval: 3)
@@ -170,9 +114,7 @@ import Testing
         Thread.sleep(forTimeInterval: 3)
         try desktop.startPortal()
         #expect(share.wait(timeout: 60) == 0, "rtcshare: \(share.stderr)")
-        let restarts = share.stderr.split(separator: "\n").last { $0.contains(" frames in ") }
-            .flatMap { line in line.range(of: "restarts ").map { Int(line[$0.upperBound...].prefix { $0.isNumber }) } } ?? nil
-        #expect((restarts ?? 0) >= 1, "no restart: \(share.stderr)")
+        #expect((WaylandCaptureTests.sourceRestarts(share.stderr) ?? 0) >= 1, "no restart: \(share.stderr)")
         let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
         try #require(frames.count >= 10, "\(frames.count) frames")
         WaylandCaptureTests.checkBoxes(frames.last!, width: 1280, w: 1280, h: 720, "after the portal came back")
@@ -190,8 +132,7 @@ import Testing
         defer { client.kill() }
         kill(client.process.processIdentifier, SIGUSR1)
         let ivf = desktop.work.appendingPathComponent("s.ivf").path
-        let share = try desktop.asUser(Tools.rtcshare, ["--source", "portal", "--portal-token-file",
-                                                        desktop.work.appendingPathComponent("token").path,
+        let share = try desktop.asUser(Tools.rtcshare, ["--source", "portal", "--portal-token-file", desktop.tokenFile,
                                                         "--size", "1280x720", "--output", ivf, "--duration", "6"], name: "share")
         Thread.sleep(forTimeInterval: 2)
         try desktop.sway.message(["output", "HEADLESS-1", "resolution", "1024x768"])
@@ -200,24 +141,7 @@ import Testing
         Thread.sleep(forTimeInterval: 1.5)
         kill(client.process.processIdentifier, SIGUSR2)
         #expect(share.wait(timeout: 40) == 0, "rtcshare: \(share.stderr)")
-        let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
-        try #require(frames.count >= 10, "\(frames.count) frames")
-        let times = try Tools.ivfFrameTimes(ivf)
-        let before = try #require(frames.indices.last { times[$0] - times[0] < 1.5 }, "no frame in the first 1.5 s")
-        Self.checkUpperBoxes(frames[before], x: 0, w: 1280, "frame before the change")
-        for (n, frame) in frames.suffix(3).enumerated() {
-            #expect(abs(WaylandCaptureTests.meanLuma(frame, width: 1280, 0, 0, 160, 720, margin: 4) - 16) <= 4, "frame \(n): left bar")
-            #expect(abs(WaylandCaptureTests.meanLuma(frame, width: 1280, 1120, 0, 160, 720, margin: 4) - 16) <= 4, "frame \(n): right bar")
-            Self.checkUpperBoxes(frame, x: 160, w: 960, "frame \(n) after the change")
-        }
-    }
-
-    /// The client's white box and the background beside it, in a `w` x 720 picture placed at `x`.
-    static func checkUpperBoxes(_ frame: Data, x: Int, w: Int, _ what: String) {
-        let white = WaylandCaptureTests.meanLuma(frame, width: 1280, x + w / 10, 720 / 5, w * 3 / 10, 720 * 3 / 10)
-        let ground = WaylandCaptureTests.meanLuma(frame, width: 1280, x + w / 2, 720 / 6, w / 10, 720 / 4)
-        #expect(abs(white - WaylandCaptureTests.white) <= 10, "\(what): white box luma \(white)")
-        #expect(abs(ground - WaylandCaptureTests.background) <= 10, "\(what): background luma \(ground)")
+        try WaylandCaptureTests.checkTheSizeChangeWasFollowed(ivf, lower: false)
     }
 
     /// `--cursor` (the portal's embedded cursor mode): the client puts the pointer at (600, 400)
@@ -226,24 +150,15 @@ import Testing
     @Test func thePointerAppearsWhereItIs() throws {
         let desktop = try PortalDesktop(width: 1280, height: 720)
         defer { desktop.stop() }
-        let here = URL(fileURLWithPath: Tools.rtcshare).deletingLastPathComponent()
-        let client = try desktop.sway.background(here.appendingPathComponent("wayland-test-client").path,
-                                                 ["--share-width", "1280", "--pointer", "600,400,1280,720"], in: desktop.dir, name: "client")
+        let client = try desktop.sway.startClient(in: desktop.dir, shareWidth: 1280, arguments: ["--pointer", "600,400,1280,720"])
         defer { client.kill() }
-        #expect(client.waitForOutput(containing: "ready", onStandardOutput: true, timeout: 20))
         // The pointer enters the window and the red cursor is set (late on a loaded machine).
         #expect(client.waitForOutput(containing: "cursor set", onStandardOutput: true, timeout: 30))
         let ivf = desktop.work.appendingPathComponent("c.ivf").path
-        let share = try desktop.asUser(Tools.rtcshare, ["--source", "portal", "--cursor", "--portal-token-file",
-                                                        desktop.work.appendingPathComponent("token").path,
+        let share = try desktop.asUser(Tools.rtcshare, ["--source", "portal", "--cursor", "--portal-token-file", desktop.tokenFile,
                                                         "--size", "1280x720", "--output", ivf, "--duration", "2"], name: "share")
         #expect(share.wait(timeout: 30) == 0, "rtcshare: \(share.stderr)")
-        let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
-        let last = try #require(frames.last)
-        let square = WaylandCaptureTests.meanLuma(last, width: 1280, 600, 400, 24, 24, margin: 4)
-        let beside = WaylandCaptureTests.meanLuma(last, width: 1280, 640, 400, 40, 24, margin: 4)
-        #expect(abs(square - WaylandCaptureTests.luma(0xff0000)) <= 6, "pointer square luma \(square)")
-        #expect(abs(beside - WaylandCaptureTests.background) <= 6, "beside the pointer: luma \(beside)")
+        try WaylandCaptureTests.checkThePointerIsShown(ivf)
         #expect(desktop.backendLog.contains("option cursor_mode:2"), "the portal was not asked for the embedded pointer")
     }
 
@@ -292,7 +207,7 @@ import Testing
         let desktop = try PortalDesktop()
         defer { desktop.stop() }
         let run = try desktop.asUser(Tools.rtcshare, ["plan", "--source", "portal", "--size", "1280x720", "--portal-token-file",
-                                                      desktop.work.appendingPathComponent("token").path], name: "plan")
+                                                      desktop.tokenFile], name: "plan")
         #expect(run.wait(timeout: 40) == 0, "\(run.stderr)")
         let out = String(decoding: run.stdout, as: UTF8.self)
         let line = out.split(separator: "\n").first { $0.contains("portal shared memory") }
@@ -310,6 +225,9 @@ final class PortalDesktop: @unchecked Sendable {
     var dir: URL { sway.dir }
     /// A folder `nobody` writes in (rtcshare's files).
     let work: URL
+    /// Where a share keeps the portal's restore token (`--portal-token-file`) unless a test
+    /// asks for another place.
+    var tokenFile: String { work.appendingPathComponent("token").path }
     private var daemons: [BackgroundProcess] = []
     private var portals: [BackgroundProcess] = []
     private let shim: String

@@ -28,35 +28,44 @@ import Testing
     }
 
     /// The client's still boxes as they land in a `w` x `h` picture placed at `x`: the white one,
-    /// the black one, and background beside them.
-    static func checkBoxes(_ frame: Data, width: Int, x: Int = 0, w: Int, h: Int, _ what: String) {
+    /// the black one (unless `lower` is false: the client's moving box passes it), and
+    /// background beside them.
+    static func checkBoxes(_ frame: Data, width: Int, x: Int = 0, w: Int, h: Int, lower: Bool = true, _ what: String) {
         let white = meanLuma(frame, width: width, x + w / 10, h / 5, w * 3 / 10, h * 3 / 10)
-        let black = meanLuma(frame, width: width, x + w * 6 / 10, h / 2, w / 5, h * 2 / 5)
         let ground = meanLuma(frame, width: width, x + w / 2, h / 6, w / 10, h / 4)
         #expect(abs(white - Self.white) <= 10, "\(what): white box luma \(white)")
-        #expect(abs(black - Self.black) <= 10, "\(what): black box luma \(black)")
+        if lower {
+            let black = meanLuma(frame, width: width, x + w * 6 / 10, h / 2, w / 5, h * 2 / 5)
+            #expect(abs(black - Self.black) <= 10, "\(what): black box luma \(black)")
+        }
         #expect(abs(ground - Self.background) <= 10, "\(what): background luma \(ground)")
     }
 
-    /// CPU seconds the process has used (user + system), from /proc.
-    static func cpuSeconds(_ pid: Int32) -> Double? {
+    /// The source's restarts on the summary line a share prints last ("… restarts N …"); nil
+    /// without one.
+    static func sourceRestarts(_ stderr: String) -> Int? {
+        guard let line = stderr.split(separator: "\n").last(where: { $0.contains(" frames in ") }),
+              let at = line.range(of: "restarts ") else { return nil }
+        return Int(line[at.upperBound...].prefix { $0.isNumber })
+    }
+
+    /// CPU seconds (user + system) the process uses in the `span` seconds that begin `wait`
+    /// seconds from now (nil: /proc unreadable): one phase of a test's timeline.
+    static func cpuSeconds(_ pid: Int32, after wait: TimeInterval, over span: TimeInterval) -> Double? {
+        Thread.sleep(forTimeInterval: wait)
+        let start = cpuSeconds(pid)
+        Thread.sleep(forTimeInterval: span)
+        guard let start, let end = cpuSeconds(pid) else { return nil }
+        return end - start
+    }
+
+    /// CPU seconds the process has used so far (user + system), from /proc.
+    private static func cpuSeconds(_ pid: Int32) -> Double? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = text.lastIndex(of: ")") else { return nil }
         let fields = text[text.index(after: close)...].split(separator: " ")
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
-    /// The `--stats-json` lines of a share: time and the counters the tests read.
-    static func statsLines(_ path: String) -> [[String: Any]] {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
-    }
-
-    static func number(_ line: [String: Any], _ key: String) -> Double {
-        (line[key] as? NSNumber)?.doubleValue ?? -1
     }
 
     /// A share of the output at 1280x720@20 into `rtcshare receive` while the client animates for
@@ -69,71 +78,49 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let client = try sway.startClient(in: dir, shareWidth: 1280)
         defer { client.kill() }
-        kill(client.process.processIdentifier, SIGUSR1)
+        try Self.shareMovingThenStill(client: client, dir: dir, source: "wayland") { arguments in
+            try sway.background(Tools.rtcshare, arguments, in: dir, name: "sender")
+        }
+    }
 
-        let port = try Tools.freeUDPPorts(count: 4)
-        let sdp = dir.appendingPathComponent("x.sdp").path, txJSON = dir.appendingPathComponent("tx.jsonl").path
+    /// The phases of `theOutputArrivesRightAndAStillOneCostsNoCopy` for a source (`start` runs
+    /// the sender; `extra` follows its `--source`).
+    static func shareMovingThenStill(client: BackgroundProcess, dir: URL, source: String,
+                                     extra: [String] = [],
+                                     start: ([String]) throws -> BackgroundProcess) throws {
+        kill(client.process.processIdentifier, SIGUSR1)
         // --idle-fps 2: a still screen is also sent at 2 fps, as a board sharing a still screen
         // would be run; the capture's own part (no copy while still) is checked from the counts.
-        let sender = try sway.background(Tools.rtcshare, [
-            "--source", "wayland", "--size", "1280x720", "--fps", "20", "--idle-fps", "2",
-            "--peer", "127.0.0.1:\(port)", "--sdp", sdp, "--start-delay", "2", "--duration", "10",
-            "--stats-json", txJSON,
-        ], in: dir, name: "sender")
-        try #require(Tools.waitForFile(sdp, timeout: 20, while: { sender.isRunning }), "no SDP: \(sender.stderr)")
-        let rxJSON = dir.appendingPathComponent("rx.json").path, y4m = dir.appendingPathComponent("rx.y4m").path
-        let receiver = try BackgroundProcess(Tools.rtcshare, [
-            "receive", "--sdp", sdp, "--stats-json", rxJSON, "--idle-timeout", "3", "--y4m", y4m,
-        ], in: dir, name: "receiver")
+        let started = try ReceivedShare.start(["--source", source] + extra + [
+            "--size", "1280x720", "--fps", "20", "--idle-fps", "2", "--start-delay", "2", "--duration", "10",
+        ], in: dir, name: "x", sdpTimeout: 30, y4m: true, sender: start)
         // A fixed timeline on purpose: when the picture moves and when it holds is the scenario.
         // The share starts sending 2 s in; it animates until 6 s, then holds still.
-        let pid = sender.process.processIdentifier
-        Thread.sleep(forTimeInterval: 3)
-        let changingStart = Self.cpuSeconds(pid)
-        Thread.sleep(forTimeInterval: 3)
-        let changingEnd = Self.cpuSeconds(pid)
+        let pid = started.sender.process.processIdentifier
+        let changing = cpuSeconds(pid, after: 3, over: 3)
         kill(client.process.processIdentifier, SIGUSR2)
-        Thread.sleep(forTimeInterval: 1)
-        let stillStart = Self.cpuSeconds(pid)
-        Thread.sleep(forTimeInterval: 3)
-        let stillEnd = Self.cpuSeconds(pid)
-        #expect(sender.wait(timeout: 30) == 0, "sender: \(sender.stderr)")
-        #expect(receiver.wait(timeout: 15) == 0, "receiver: \(receiver.stderr)")
-
-        let sent = try #require(BuiltInReceiverTests.SenderSummary(sender.stderr), "\(sender.stderr)")
-        let stats = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: rxJSON))) as? [String: Any])
-        func int(_ key: String) -> Int { (stats[key] as? NSNumber)?.intValue ?? -1 }
-        #expect(int("width") == 1280 && int("height") == 720)
+        let still = cpuSeconds(pid, after: 1, over: 3)
         // >= 95 % of the frames sent decoded, none unreadable: the marker the client drew at
         // 1.5 times its size came through the shrinking at 8x16 blocks.
-        #expect(Double(int("frames")) >= 0.95 * Double(sent.frames) && sent.frames > 0,
-                "received \(int("frames")) of \(sent.frames)\nreceiver: \(receiver.stderr)\nsender: \(sender.stderr)")
-        #expect(int("markers_unreadable") == 0 && int("frames_lost") == 0, "\(stats)")
+        let share = try started.finish(senderTimeout: 30)
+        #expect(share.int("width") == 1280 && share.int("height") == 720)
+        #expect(share.int("frames_lost") == 0, "\(share.stats)")
 
         // The picture: the last decoded frame shows the client's boxes where it drew them.
-        let data = try Data(contentsOf: URL(fileURLWithPath: y4m))
-        let frameBytes = 6 + 1280 * 720 * 3 / 2
-        let header = try #require(data.firstIndex(of: 0x0a)) + 1
-        let count = (data.count - header) / frameBytes
-        try #require(count > 0)
-        let last = data.subdata(in: (header + (count - 1) * frameBytes + 6)..<(header + (count - 1) * frameBytes + 6 + 1280 * 720))
-        Self.checkBoxes(last, width: 1280, w: 1280, h: 720, "last frame")
+        try checkBoxes(share.lastPicture(width: 1280, height: 720), width: 1280, w: 1280, h: 720, "last frame")
 
-        // Copies: many while changing, none while still (source frames stop growing once the
-        // client holds still; a line a second from the sender).
-        let lines = Self.statsLines(txJSON)
-        func sourceFrames(at second: Double) -> Double {
-            lines.last(where: { Self.number($0, "t") <= second }).map { Self.number($0, "source_frames") } ?? -1
-        }
-        let changingCopies = sourceFrames(at: 4) - sourceFrames(at: 1)
-        let stillCopies = sourceFrames(at: 8) - sourceFrames(at: 5)
+        // Copies (over the portal: buffers PipeWire brings, converted): many while changing, none
+        // while still (source frames stop growing once the client holds still; a line a second
+        // from the sender).
+        let tx = share.senderStats
+        let changingCopies = tx.counter("source_frames", at: 4) - tx.counter("source_frames", at: 1)
+        let stillCopies = tx.counter("source_frames", at: 8) - tx.counter("source_frames", at: 5)
         // 60 at full rate; a debug build on a loaded machine copies far fewer, still many more than none.
-        #expect(changingCopies >= 6, "\(changingCopies) copies in 3 s of animation\n\(sender.stderr)")
-        #expect(stillCopies == 0, "\(stillCopies) copies in 3 s of a still output")
+        #expect(changingCopies >= 6, "\(changingCopies) source pictures in 3 s of animation\n\(started.sender.stderr)")
+        #expect(stillCopies == 0, "\(stillCopies) source pictures in 3 s of a still screen")
 
-        let changing = try #require(changingEnd) - (try #require(changingStart))
-        let still = try #require(stillEnd) - (try #require(stillStart))
-        #expect(still <= 0.5 * changing, "CPU s: still \(still), changing \(changing)")
+        let changingCPU = try #require(changing), stillCPU = try #require(still)
+        #expect(stillCPU <= 0.5 * changingCPU, "CPU s: still \(stillCPU), changing \(changingCPU)")
     }
 
     /// The client animates whole-picture changes (the box moving, the marker ticking: damage
@@ -169,28 +156,24 @@ import Testing
         let client = try sway.startClient(in: dir, shareWidth: shareWidth)
         defer { client.kill() }
         kill(client.process.processIdentifier, SIGHUP)
-        let port = try Tools.freeUDPPorts(count: 4)
-        let sdp = dir.appendingPathComponent("t.sdp").path, txJSON = dir.appendingPathComponent("t-tx.jsonl").path
-        let sender = try sway.background(Tools.rtcshare, [
+        let started = try ReceivedShare.start([
             "--source", "wayland", "--size", size, "--output-orientation", "source", "--fps", "20",
-            "--peer", "127.0.0.1:\(port)", "--sdp", sdp,
-            "--start-delay", "2", "--duration", "6", "--stats-json", txJSON,
-        ], in: dir, name: "sender")
-        let share = try ReceivedShare(sender: sender, sdp: sdp, in: dir, name: "t", sdpTimeout: 20, senderTimeout: 30)
+            "--start-delay", "2", "--duration", "6",
+        ], in: dir, name: "t", sdpTimeout: 20) { arguments in
+            try sway.background(Tools.rtcshare, arguments, in: dir, name: "sender")
+        }
+        let share = try started.finish(senderTimeout: 30)
         let (sent, stats, int) = (share.sent, share.stats, share.int)
         let shape = size.split(separator: "x").compactMap { Int($0) }
         #expect(int("width") == shape.first && int("height") == shape.last, "the share's shape: \(stats)")
 
-        let lines = Self.statsLines(txJSON)
-        func counter(_ key: String, at second: Double) -> Double {
-            lines.last(where: { Self.number($0, "t") <= second }).map { Self.number($0, key) } ?? -1
-        }
-        let pictures = counter("source_frames", at: 5) - counter("source_frames", at: 1)
-        let rows = (counter("source_rows", at: 5) - counter("source_rows", at: 1)) / max(pictures, 1)
+        let tx = share.senderStats
+        let pictures = tx.counter("source_frames", at: 5) - tx.counter("source_frames", at: 1)
+        let rows = (tx.counter("source_rows", at: 5) - tx.counter("source_rows", at: 1)) / max(pictures, 1)
         // Each new picture sent shows a counter of its own (see shareWholeThenSmallDamage).
         let distinct = int("frames") - int("frames_repeated")
         #expect(pictures >= 6 && Double(distinct) >= 0.9 * Double(sent.frames - sent.repeats),
-                "\(distinct) distinct markers, \(sent.frames - sent.repeats) new pictures sent: \(stats)\n\(sender.stderr)")
+                "\(distinct) distinct markers, \(sent.frames - sent.repeats) new pictures sent: \(stats)\n\(started.sender.stderr)")
         // Under half the buffer, and a whole picture a second (at most 5 in the 4 s).
         #expect(rows <= 540 + 1080 * 5 / pictures, "\(rows) rows a picture over \(pictures) pictures while only the marker changes")
     }
@@ -200,68 +183,38 @@ import Testing
                                           extra: [String] = [],
                                           start: ([String]) throws -> BackgroundProcess) throws {
         kill(client.process.processIdentifier, SIGUSR1)
-        let port = try Tools.freeUDPPorts(count: 4)
-        let sdp = dir.appendingPathComponent("d.sdp").path, txJSON = dir.appendingPathComponent("d-tx.jsonl").path
-        let sender = try start(["--source", source] + extra + [
-            "--size", "1280x720", "--fps", "20", "--peer", "127.0.0.1:\(port)", "--sdp", sdp,
-            "--start-delay", "2", "--duration", "10", "--stats-json", txJSON,
-        ])
-        try #require(Tools.waitForFile(sdp, timeout: 30, while: { sender.isRunning }), "no SDP: \(sender.stderr)")
-        let rxJSON = dir.appendingPathComponent("d-rx.json").path, y4m = dir.appendingPathComponent("d-rx.y4m").path
-        let receiver = try BackgroundProcess(Tools.rtcshare, [
-            "receive", "--sdp", sdp, "--stats-json", rxJSON, "--idle-timeout", "3", "--y4m", y4m,
-        ], in: dir, name: "receiver")
+        let started = try ReceivedShare.start(["--source", source] + extra + [
+            "--size", "1280x720", "--fps", "20", "--start-delay", "2", "--duration", "10",
+        ], in: dir, name: "d", sdpTimeout: 30, y4m: true, sender: start)
         // A fixed timeline, as the still-screen test's: whole changes until 6 s, then the marker alone.
-        let pid = sender.process.processIdentifier
-        Thread.sleep(forTimeInterval: 3)
-        let wholeStart = cpuSeconds(pid)
-        Thread.sleep(forTimeInterval: 3)
-        let wholeEnd = cpuSeconds(pid)
+        let pid = started.sender.process.processIdentifier
+        let wholeCPU = cpuSeconds(pid, after: 3, over: 3)
         kill(client.process.processIdentifier, SIGHUP)
-        Thread.sleep(forTimeInterval: 1)
-        let smallStart = cpuSeconds(pid)
-        Thread.sleep(forTimeInterval: 3)
-        let smallEnd = cpuSeconds(pid)
-        #expect(sender.wait(timeout: 30) == 0, "sender: \(sender.stderr)")
-        #expect(receiver.wait(timeout: 15) == 0, "receiver: \(receiver.stderr)")
-
-        let sent = try #require(BuiltInReceiverTests.SenderSummary(sender.stderr), "\(sender.stderr)")
-        let stats = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: rxJSON))) as? [String: Any])
-        func int(_ key: String) -> Int { (stats[key] as? NSNumber)?.intValue ?? -1 }
-        #expect(Double(int("frames")) >= 0.95 * Double(sent.frames) && sent.frames > 0,
-                "received \(int("frames")) of \(sent.frames)\nreceiver: \(receiver.stderr)\nsender: \(sender.stderr)")
-        #expect(int("markers_unreadable") == 0 && int("frames_lost") == 0, "\(stats)")
+        let smallCPU = cpuSeconds(pid, after: 1, over: 3)
+        let share = try started.finish(senderTimeout: 30)
+        let (sent, stats, int) = (share.sent, share.stats, share.int)
+        #expect(int("frames_lost") == 0, "\(stats)")
         // Every new picture sent carries its own counter: a band that missed the marker (or
         // damage lost between two pictures) would leave an old one, which the receiver counts
         // repeated where the sender counted no repeat.
         #expect(Double(int("frames") - int("frames_repeated")) >= 0.9 * Double(sent.frames - sent.repeats),
                 "\(int("frames") - int("frames_repeated")) distinct markers, \(sent.frames - sent.repeats) new pictures sent: \(stats)")
         // The picture after the small phase: the still boxes, drawn over band by band, are right.
-        let data = try Data(contentsOf: URL(fileURLWithPath: y4m))
-        let frameBytes = 6 + 1280 * 720 * 3 / 2
-        let header = try #require(data.firstIndex(of: 0x0a)) + 1
-        let count = (data.count - header) / frameBytes
-        try #require(count > 0)
-        let first = header + (count - 1) * frameBytes + 6
-        checkBoxes(data.subdata(in: first..<(first + 1280 * 720)), width: 1280, w: 1280, h: 720, "last frame")
+        try checkBoxes(share.lastPicture(width: 1280, height: 720), width: 1280, w: 1280, h: 720, "last frame")
 
-        let lines = statsLines(txJSON)
-        func counter(_ key: String, at second: Double) -> Double {
-            lines.last(where: { number($0, "t") <= second }).map { number($0, key) } ?? -1
-        }
+        let tx = share.senderStats
         func rowsPerFrame(_ from: Double, _ to: Double) -> (rows: Double, frames: Double) {
-            let frames = counter("source_frames", at: to) - counter("source_frames", at: from)
-            return ((counter("source_rows", at: to) - counter("source_rows", at: from)) / max(frames, 1), frames)
+            let frames = tx.counter("source_frames", at: to) - tx.counter("source_frames", at: from)
+            return ((tx.counter("source_rows", at: to) - tx.counter("source_rows", at: from)) / max(frames, 1), frames)
         }
         let whole = rowsPerFrame(1, 4), small = rowsPerFrame(5, 8)
-        #expect(whole.frames >= 6 && small.frames >= 6, "pictures: \(whole.frames) whole, \(small.frames) small\n\(sender.stderr)")
+        #expect(whole.frames >= 6 && small.frames >= 6, "pictures: \(whole.frames) whole, \(small.frames) small\n\(started.sender.stderr)")
         #expect(whole.rows >= 900, "\(whole.rows) rows a picture while the whole picture changes")
         // The marker's 48 rows (a band of whole strips: up to 96), and a whole picture a second
         // (`LastPicture.wholeInterval`: at most 4 in the 3 s).
         #expect(small.rows <= 96 + 1080 * 4 / small.frames, "\(small.rows) rows a picture over \(small.frames) pictures while only the marker changes")
-        let wholeCPU = try #require(wholeEnd) - (try #require(wholeStart))
-        let smallCPU = try #require(smallEnd) - (try #require(smallStart))
-        #expect(smallCPU < wholeCPU, "CPU s: small damage \(smallCPU), whole \(wholeCPU)")
+        let wholeSeconds = try #require(wholeCPU), smallSeconds = try #require(smallCPU)
+        #expect(smallSeconds < wholeSeconds, "CPU s: small damage \(smallSeconds), whole \(wholeSeconds)")
     }
 
     /// The output changes to 1024x768 mid-share: the share goes on at 1280x720 with the new
@@ -281,16 +234,24 @@ import Testing
         #expect(client.waitForOutput(containing: "ready 1024x768", onStandardOutput: true, timeout: 10),
                 "the client did not redraw at 1024x768: \(String(decoding: client.stdout, as: UTF8.self))")
         #expect(share.wait(timeout: 40) == 0, "rtcshare: \(share.stderr)")
+        try Self.checkTheSizeChangeWasFollowed(ivf)
+    }
+
+    /// What a 1280x720 share of an output that went from 1920x1080 to 1024x768 about 2 s in
+    /// wrote to `ivf`: at least 10 frames; the last of the first 1.5 s the client's picture (its
+    /// boxes; the black one only if `lower`); the last three the new picture fitted in (960x720
+    /// at x 160) between black bars of 160.
+    static func checkTheSizeChangeWasFollowed(_ ivf: String, lower: Bool = true) throws {
         let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
         try #require(frames.count >= 10, "\(frames.count) frames")
         // Before the change (picked by time: the window may map a moment after the share starts).
         let times = try Tools.ivfFrameTimes(ivf)
         let before = try #require(frames.indices.last { times[$0] - times[0] < 1.5 }, "no frame in the first 1.5 s")
-        Self.checkBoxes(frames[before], width: 1280, w: 1280, h: 720, "frame before the change")
+        checkBoxes(frames[before], width: 1280, w: 1280, h: 720, lower: lower, "frame before the change")
         for (n, frame) in frames.suffix(3).enumerated() {
-            #expect(abs(Self.meanLuma(frame, width: 1280, 0, 0, 160, 720, margin: 4) - 16) <= 4, "frame \(n): left bar")
-            #expect(abs(Self.meanLuma(frame, width: 1280, 1120, 0, 160, 720, margin: 4) - 16) <= 4, "frame \(n): right bar")
-            Self.checkBoxes(frame, width: 1280, x: 160, w: 960, h: 720, "frame \(n) after the change")
+            #expect(abs(meanLuma(frame, width: 1280, 0, 0, 160, 720, margin: 4) - 16) <= 4, "frame \(n): left bar")
+            #expect(abs(meanLuma(frame, width: 1280, 1120, 0, 160, 720, margin: 4) - 16) <= 4, "frame \(n): right bar")
+            checkBoxes(frame, width: 1280, x: 160, w: 960, h: 720, lower: lower, "frame \(n) after the change")
         }
     }
 
@@ -343,9 +304,7 @@ import Testing
         client = try again.startClient(in: dir, shareWidth: 1280, name: "client2")
         defer { client.kill() }
         #expect(share.wait(timeout: 60) == 0, "rtcshare: \(share.stderr)")
-        let restarts = share.stderr.split(separator: "\n").last { $0.contains(" frames in ") }
-            .flatMap { line in line.range(of: "restarts ").map { Int(line[$0.upperBound...].prefix { $0.isNumber }) } } ?? nil
-        #expect((restarts ?? 0) >= 1, "no restart: \(share.stderr)")
+        #expect((Self.sourceRestarts(share.stderr) ?? 0) >= 1, "no restart: \(share.stderr)")
         let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
         try #require(frames.count >= 10, "\(frames.count) frames")
         Self.checkBoxes(frames.last!, width: 1280, w: 1280, h: 720, "after the compositor came back")
@@ -360,23 +319,26 @@ import Testing
         defer { sway.stop() }
         let dir = try Tools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let here = URL(fileURLWithPath: Tools.rtcshare).deletingLastPathComponent()
-        let client = try sway.background(here.appendingPathComponent("wayland-test-client").path,
-                                         ["--share-width", "1280", "--pointer", "600,400,1280,720"], in: dir, name: "client")
+        let client = try sway.startClient(in: dir, shareWidth: 1280, arguments: ["--pointer", "600,400,1280,720"])
         defer { client.kill() }
-        #expect(client.waitForOutput(containing: "ready", onStandardOutput: true, timeout: 20))
         // The pointer enters the window and the red cursor is set (late on a loaded machine).
         #expect(client.waitForOutput(containing: "cursor set", onStandardOutput: true, timeout: 30))
         let ivf = dir.appendingPathComponent("c.ivf").path
         let share = try sway.background(Tools.rtcshare, ["--source", "wayland", "--cursor", "--size", "1280x720",
                                                          "--output", ivf, "--duration", "2"], in: dir, name: "share")
         #expect(share.wait(timeout: 30) == 0, "rtcshare: \(share.stderr)")
+        try Self.checkThePointerIsShown(ivf)
+    }
+
+    /// The pointer the client sets (`--pointer 600,400,…`: a 24x24 red square at (600, 400)) in
+    /// the last picture a 1280x720 share wrote to `ivf`, and background beside it.
+    static func checkThePointerIsShown(_ ivf: String) throws {
         let frames = try X11CaptureTests.decodeY(ivf, width: 1280, height: 720)
         let last = try #require(frames.last)
-        let square = Self.meanLuma(last, width: 1280, 600, 400, 24, 24, margin: 4)
-        let beside = Self.meanLuma(last, width: 1280, 640, 400, 40, 24, margin: 4)
-        #expect(abs(square - Self.luma(0xff0000)) <= 6, "pointer square luma \(square), want \(Self.luma(0xff0000))")
-        #expect(abs(beside - Self.background) <= 6, "beside the pointer: luma \(beside)")
+        let square = meanLuma(last, width: 1280, 600, 400, 24, 24, margin: 4)
+        let beside = meanLuma(last, width: 1280, 640, 400, 40, 24, margin: 4)
+        #expect(abs(square - luma(0xff0000)) <= 6, "pointer square luma \(square), want \(luma(0xff0000))")
+        #expect(abs(beside - background) <= 6, "beside the pointer: luma \(beside)")
     }
 
     @Test func noCompositorIsOneClearLineAndAFailure() throws {
