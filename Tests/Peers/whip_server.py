@@ -109,7 +109,7 @@ class State:
             "posts": 0, "server_closed": 0, "deleted_resources": [], "answers": [], "offers": [], "offers_by_session": {}, "deletes": [], "patches": 0,
             "finished": [], "unfinished": [],
             "video_frames": 0, "sizes": {}, "markers_read": 0, "markers": [],
-            "audio_frames": 0, "audio_sample_rates": [], "echo_bodies": [], "requests": [],
+            "audio_frames": 0, "audio_sample_rates": [], "echo_bodies": [], "echoes": [], "requests": [],
             # The video figures again per WHIP session id (tests that share the server read theirs),
             # with the codec of the answer's video section.
             "by_session": {},
@@ -434,6 +434,8 @@ def make_app(state, port_holder, relay=None):
         await record(request)
         body = await request.text()
         s["echo_bodies"].append(body)
+        # Each echo with what it carried, so a test finds its own among those of tests beside it.
+        s["echoes"].append({"body": body, "method": request.method, "auth": "Authorization" in request.headers})
         response = web.Response(status=201, text=body, content_type="application/sdp",
                                 headers={"Location": "/whip/resource/echo",
                                          "X-Method": request.method,

@@ -50,8 +50,9 @@ import Testing
         let p = try WHIPClient().publish(to: s.base + "/redirect/\(code)/echo", offer: body, token: token)
         #expect(p.answer == body)  // /echo answers with what it was POSTed
         #expect(p.resourceURL == s.base + "/whip/resource/echo")
-        let requests = try #require(try s.summary()["requests"] as? [[String: Any]])
-        let echoed = requests.last { $0["path"] as? String == "/echo" }
+        // The echo of this case's own body: other tests POST to /echo beside it, some without a token.
+        let echoes = try #require(try s.summary()["echoes"] as? [[String: Any]])
+        let echoed = echoes.last { $0["body"] as? String == body }
         #expect(echoed?["method"] as? String == "POST")
         #expect(echoed?["auth"] as? Bool == true)  // same host and port: the token goes along
     }
