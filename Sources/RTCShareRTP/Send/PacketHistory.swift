@@ -139,14 +139,18 @@ public struct PacketHistory: ~Copyable {
     /// Whether the packet with sequence number `seq` is still held.
     public func contains(_ seq: UInt16) -> Bool { locate(seq) != nil }
 
-    /// Whether storing a packet of `packetBytes` next would evict the packet with sequence
-    /// number `seq` (false when it is not held).
-    public func wouldEvict(_ seq: UInt16, storing packetBytes: Int) -> Bool {
-        guard highest != nil else { return false }
+    /// Whether storing a packet of `packetBytes` next, as sequence number `next` (nil: the one
+    /// after the highest), would evict the packet with sequence number `seq` (false when it is
+    /// not held): its index slot taken (the index has gone round once more: many small packets
+    /// get there before the bytes run out), or its bytes overwritten.
+    public func wouldEvict(_ seq: UInt16, storing packetBytes: Int, as next: UInt16? = nil) -> Bool {
+        guard let highest else { return false }
         let ext = extend(seq)
         let e = entries[Int(ext & Int64(maxPackets - 1))]
         let cap = UInt64(capacityBytes)
         guard e.extendedSequence == ext, head - e.start <= cap else { return false }
+        let nextExt = next == nil ? highest + 1 : extend(next!)
+        if nextExt - ext >= Int64(maxPackets) { return true }
         // Where the record would start (a record never wraps), and where `head` would end.
         var start = head
         let record = UInt64(Self.recordHeader + packetBytes)

@@ -284,16 +284,6 @@ public final class RTPSender {
         while let sequence = pacer.next(at: now.microseconds) { sendFromHistory(sequence, at: now, transmit) }
     }
 
-    /// Whether storing the next video packet would push `oldest` (the oldest queued) out of the
-    /// history: its bytes overwritten (`wouldEvict`, for a packet of up to the MTU), or its slot
-    /// in the history's index taken — the next number is as many on as the index is long (many
-    /// small packets reach that before the bytes run out). Everything queued lies between the
-    /// two, so the ring, as long as the index, is never full when the next packet is queued.
-    private func nextStoreEvicts(_ oldest: UInt16) -> Bool {
-        Int(video.nextSequenceNumber &- oldest) >= history.maxPackets
-            || history.wouldEvict(oldest, storing: configuration.mtu)
-    }
-
     /// The RTP sequence number of the packet in `scratch` (header bytes 2...3).
     private var scratchSequenceNumber: UInt16 { UInt16(scratch[2]) << 8 | UInt16(scratch[3]) }
 
@@ -437,8 +427,11 @@ public final class RTPSender {
             // A packet may wait in the pacer only while the history holds it (it is sent from
             // there): one the next store would evict goes now, ahead of its turn, rather than
             // expire unsent. Only a burst larger than what the history holds beside those queued
-            // before it does this; the one place the queue is bounded by room.
-            while let oldest = pacer.oldestQueued, nextStoreEvicts(oldest) {
+            // before it does this; the one place the queue is bounded by room. The history's
+            // index bounds it too (`wouldEvict`), and the ring is as long as that index, so the
+            // ring is never full when the next packet is queued.
+            while let oldest = pacer.oldestQueued,
+                  history.wouldEvict(oldest, storing: configuration.mtu, as: video.nextSequenceNumber) {
                 _ = pacer.takeAnyway()
                 stats.pacedSentEarly += 1
                 sendFromHistory(oldest, at: now, transmit)
