@@ -156,8 +156,8 @@ public enum MemoryPlanner {
     /// `runtimeBytes`); 22.9 MiB at 1920x1080, calibrated on the shipped build against 1080p
     /// testsrc shares with audio (`planner_case.py`: 44.9 MiB over `--peer`, 52.9 through a
     /// WHIP reconnect, at 23.2; 0.3 less since the `--peer` share measured 39.6 against 40.4
-    /// planned on the build with the hidden keyframe sweep). Screen content writes a small part of the token buffer; content busy
-    /// everywhere writes more of it (a 1080p page of dense text at libvpx's coarsest quantizer:
+    /// planned on the build with the hidden keyframe sweep). Screen content writes a small part
+    /// of the token buffer; content busy everywhere writes more of it (a 1080p page of dense text at libvpx's coarsest quantizer:
     /// ~14 MiB of tokens, the encoder alone 25–32 MiB; the governor answers that, not the plan).
     /// Plus one luma plane: the frame libvpx codes at the speed that searches the loop-filter
     /// level over the whole picture (one in ten while the picture is easy,
